@@ -1,0 +1,190 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The arena: one anonymous mapping, 2 MiB-aligned, cut into chunks of one PMD
+ * span each. Stressors reach arena memory only through this header: relaxed
+ * atomic loads and stores (so ThreadSanitizer sees every access and the
+ * compiler can neither merge nor drop a touch), and the chunk enter/exit and
+ * retire/revive rule that makes unmapping safe:
+ *
+ *   - every access to a chunk's memory happens between pmd_chunk_enter() and
+ *     pmd_chunk_exit(), an RCU read-side section that also checks the chunk
+ *     is not retired;
+ *   - whoever unmaps or moves a chunk's range first calls pmd_chunk_retire(),
+ *     which marks it retired and waits for a grace period, so nobody is still
+ *     inside; pmd_chunk_revive() opens it again, at its possibly new address.
+ *
+ * So a SIGSEGV on a live chunk is always the kernel's fault, never ours.
+ *
+ * Ownership is a separate, cooperative layer: a chunk's state says who may
+ * change what its pages are expected to hold (IDLE: nobody; ROUND: the fault
+ * storm's group running a round; HELD: one partner stressor). Partners that
+ * only issue syscalls on a range (madvise flips, migration, /proc walks) need
+ * no ownership; those that change the expected contents claim the chunk.
+ */
+#ifndef PMDSTRESS_ARENA_H
+#define PMDSTRESS_ARENA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PMD_PAGE_SHIFT 12
+#define PMD_PAGE_SIZE (1ul << PMD_PAGE_SHIFT)
+#define PMD_CHUNK_SHIFT 21
+#define PMD_CHUNK_SIZE (1ul << PMD_CHUNK_SHIFT)
+#define PMD_CHUNK_PAGES (PMD_CHUNK_SIZE / PMD_PAGE_SIZE) /* 512 */
+#define PMD_PAGE_SLOTS (PMD_PAGE_SIZE / sizeof(uint64_t)) /* 512 */
+#define PMD_MASK_WORDS (PMD_CHUNK_PAGES / 64)		  /* 8: one bit per page or slot */
+#define PMD_RING_LEN 16
+
+enum pmd_chunk_state {
+	PMD_CHUNK_IDLE = 0, /* contents settled; expectations in the chunk */
+	PMD_CHUNK_ROUND,    /* a fault round owns it */
+	PMD_CHUNK_HELD,	    /* one partner stressor owns it */
+};
+#define PMD_CHUNK_STATE_MASK 0xffu
+#define PMD_CHUNK_RETIRED 0x100u /* flag: nobody may enter */
+
+/* Flags in pmd_chunk.flags, set by partners racing a round they do not own. */
+enum pmd_chunk_flags {
+	PMD_CF_DISTURBED = 1u << 0, /* a zap raced the round: any slot may read zero */
+};
+
+/* Operations recorded in a chunk's ring (forensics). Keep names in arena.c. */
+enum pmd_op {
+	PMD_OP_NONE = 0,
+	PMD_OP_ROUND,	     /* a fault round started (arg: workers) */
+	PMD_OP_VERIFY,	     /* contents verified (arg: bad slots) */
+	PMD_OP_ZAP_DONTNEED, /* MADV_DONTNEED of the whole chunk */
+	PMD_OP_ZAP_REMAP,    /* munmap + mmap MAP_FIXED of the whole chunk */
+	PMD_OP_MADV_HUGE,
+	PMD_OP_MADV_NOHUGE,
+	PMD_OP_DONTNEED_SUB, /* MADV_DONTNEED of a subrange (arg: first page) */
+	PMD_OP_FREE,	     /* MADV_FREE (arg: first page) */
+	PMD_OP_PAGEOUT,
+	PMD_OP_COLD,
+	PMD_OP_MPROTECT,
+	PMD_OP_MUNMAP_SUB,
+	PMD_OP_MREMAP,
+	PMD_OP_COLLAPSE,
+	PMD_OP_MIGRATE,
+	PMD_OP_FORK,
+	PMD_OP_INJECT, /* test-only corruption */
+	PMD_OP_COUNT,
+};
+
+struct pmd_ring_entry {
+	uint64_t t_ns; /* run clock */
+	uint64_t word; /* op:8 | worker:16 | gen:12 | arg:28 */
+};
+
+struct pmd_chunk {
+	uint32_t state; /* enum pmd_chunk_state | PMD_CHUNK_RETIRED; atomic */
+	uint32_t flags; /* enum pmd_chunk_flags; atomic */
+	uint32_t gen;	/* generation of the contents, 1..PMD_GEN_MAX; owner writes */
+	uint32_t index;
+	uintptr_t addr; /* where it is mapped now; RCU-published, follows mremap */
+	/* Expected contents, written by the owner only. */
+	uint32_t nslots;		      /* slots 0..nslots-1 hold stamps of gen */
+	uint32_t domain;		      /* stamp domain the slots were written in */
+	uint64_t skipped[PMD_MASK_WORDS];     /* slot s was not written (atomic bits) */
+	uint64_t zero_pages[PMD_MASK_WORDS];  /* page p must read all zero */
+	uint64_t maybe_pages[PMD_MASK_WORDS]; /* page p may read zero (MADV_FREE) */
+	uint32_t ring_head;		      /* atomic */
+	struct pmd_ring_entry ring[PMD_RING_LEN];
+} __attribute__((aligned(64)));
+
+enum pmd_thp_mode {
+	PMD_THP_MADVISE = 0, /* MADV_HUGEPAGE on the arena */
+	PMD_THP_NOHUGE,	     /* MADV_NOHUGEPAGE on the arena */
+	PMD_THP_TOGGLE,	     /* alternate per round on the contested chunks */
+	PMD_THP_INHERIT,     /* leave the system policy alone */
+};
+
+struct pmd_arena {
+	char *base;	  /* first chunk's home address */
+	size_t size;	  /* bytes of the chunk area */
+	unsigned nchunks; /* chunks in the arena */
+	char *spare;	  /* mremap targets, nspare chunks after the arena */
+	unsigned nspare;
+	bool shared;
+	enum pmd_thp_mode thp;
+	uint64_t tag_key; /* from the seed: stamps of another run never verify */
+	struct pmd_chunk *chunks;
+};
+
+/* ---- memory accesses: always relaxed atomics ---------------------------- */
+
+static inline void pmd_store(uint64_t *p, uint64_t v)
+{
+	__atomic_store_n(p, v, __ATOMIC_RELAXED);
+}
+
+static inline uint64_t pmd_load(const uint64_t *p)
+{
+	return __atomic_load_n(p, __ATOMIC_RELAXED);
+}
+
+static inline uint64_t *pmd_page_slot(char *chunk_addr, unsigned page, unsigned slot)
+{
+	return (uint64_t *)(chunk_addr + ((size_t)page << PMD_PAGE_SHIFT)) + slot;
+}
+
+/* ---- chunk state, ownership and the RCU rule ---------------------------- */
+
+static inline uint32_t pmd_chunk_state(const struct pmd_chunk *c)
+{
+	return __atomic_load_n(&c->state, __ATOMIC_ACQUIRE) & PMD_CHUNK_STATE_MASK;
+}
+
+/* Claim @c from state @from to @to; true if this caller now owns it. */
+bool pmd_chunk_claim(struct pmd_chunk *c, enum pmd_chunk_state from, enum pmd_chunk_state to);
+/* Hand @c back as @to; publishes the owner's expectation writes (release). */
+void pmd_chunk_release(struct pmd_chunk *c, enum pmd_chunk_state to);
+
+/* Enter @c's memory; returns its address, or NULL (and no section) if retired. */
+char *pmd_chunk_enter(struct pmd_chunk *c);
+void pmd_chunk_exit(struct pmd_chunk *c);
+/* Mark @c retired and wait until nobody is inside. Never call while inside. */
+void pmd_chunk_retire(struct pmd_chunk *c);
+/* Open @c again, mapped at @addr (its old address unless it moved). */
+void pmd_chunk_revive(struct pmd_chunk *c, char *addr);
+bool pmd_chunk_retired(const struct pmd_chunk *c);
+
+/* Append an operation to @c's ring. */
+void pmd_chunk_log(struct pmd_chunk *c, uint64_t t_ns, enum pmd_op op, unsigned worker,
+		   uint32_t arg);
+const char *pmd_op_name(unsigned op);
+
+static inline void pmd_mask_set(uint64_t *mask, unsigned bit)
+{
+	__atomic_fetch_or(&mask[bit / 64], 1ull << (bit % 64), __ATOMIC_RELAXED);
+}
+
+static inline bool pmd_mask_test(const uint64_t *mask, unsigned bit)
+{
+	return __atomic_load_n(&mask[bit / 64], __ATOMIC_RELAXED) & (1ull << (bit % 64));
+}
+
+void pmd_mask_clear_all(uint64_t *mask);
+
+/* ---- arena operations ---------------------------------------------------- */
+
+/* Apply the run's THP mode (or @huge explicitly, -1 = run mode) to a range. */
+int pmd_arena_madvise_thp(const struct pmd_arena *a, void *addr, size_t len, int huge);
+
+/*
+ * Reset a chunk the caller owns to fresh, zero, pmd_none memory, and bump
+ * its generation. @remap forces munmap + mmap MAP_FIXED (frees the page
+ * table of a PTE-mapped chunk); otherwise MADV_DONTNEED is used where it
+ * leaves the PMD none (private arena, PMD-mapped chunk). Returns 0 or -errno.
+ */
+int pmd_arena_zap(struct pmd_arena *a, struct pmd_chunk *c, bool remap, unsigned worker);
+
+#define PMD_GEN_MAX 4095u
+static inline uint32_t pmd_gen_next(uint32_t g)
+{
+	return g >= PMD_GEN_MAX ? 1 : g + 1;
+}
+
+#endif

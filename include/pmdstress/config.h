@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The effective configuration of a run, immutable once parsed. Global fields
+ * are described by the option table in src/config.c; each stressor's private
+ * options live in the block its own table describes (struct pmd_scfg.opts).
+ */
+#ifndef PMDSTRESS_CONFIG_H
+#define PMDSTRESS_CONFIG_H
+
+#include <pmdstress/option.h>
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define PMD_MAX_STRESSORS 32
+
+enum pmd_progress_mode {
+	PMD_PROGRESS_AUTO = 0, /* a live line on a terminal, plain lines otherwise */
+	PMD_PROGRESS_LINE,
+	PMD_PROGRESS_PLAIN,
+	PMD_PROGRESS_OFF,
+};
+
+/* Per-stressor settings every stressor has, plus its private block. */
+struct pmd_scfg {
+	bool enabled;		  /* its section is in the scenario, or --stressors names it */
+	struct pmd_share workers; /* how many of --threads run it */
+	unsigned nworkers;	  /* resolved from .workers at config time */
+	void *opts;		  /* the stressor's private options */
+};
+
+struct pmd_config {
+	uint64_t threads; /* all workers of all stressors */
+	uint64_t duration_ns;
+	uint64_t size; /* arena bytes */
+	bool shared;
+	unsigned thp; /* enum pmd_thp_mode */
+	uint64_t seed;
+	bool verify;
+	uint64_t rounds; /* bench mode: repeat the measurement */
+	uint64_t interval_ns;
+	unsigned progress; /* enum pmd_progress_mode */
+	uint64_t hang_timeout_ns;
+	bool quiet;
+	char json[PMD_OPT_STRLEN];
+	char stressors[PMD_OPT_STRLEN];
+	char config[PMD_OPT_STRLEN];
+	char inject[PMD_OPT_STRLEN]; /* hidden, test-only corruption */
+	uint64_t stack_size;	     /* hidden: worker stack bytes */
+
+	/* derived */
+	char scenario[PMD_OPT_STRLEN]; /* builtin scenario name or file path */
+	uint64_t seed_used;	       /* the seed, never 0 */
+	struct pmd_scfg st[PMD_MAX_STRESSORS];
+};
+
+#endif

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Per-worker statistics: counters and log-linear latency histograms, each
+ * written by its one worker with relaxed atomics and read by the merger at
+ * intervals, so no lock is ever shared.
+ *
+ * A histogram is exact below 1024 ns and keeps 512 sub-buckets per power of
+ * two above, so any percentile is within 0.2% of the true value (three
+ * significant digits). Its buckets live in lazily-populated anonymous memory:
+ * a worker pays only for the pages its values actually reach.
+ */
+#ifndef PMDSTRESS_STATS_H
+#define PMDSTRESS_STATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PMD_HIST_SUB_BITS 9			    /* 512 sub-buckets per octave */
+#define PMD_HIST_LINEAR (2u << PMD_HIST_SUB_BITS)   /* values below are exact */
+#define PMD_HIST_MAX_SHIFT 44			    /* up to ~4.9 hours in ns */
+#define PMD_HIST_BUCKETS                                                                           \
+	(PMD_HIST_LINEAR + (PMD_HIST_MAX_SHIFT - PMD_HIST_SUB_BITS - 1) * (1u << PMD_HIST_SUB_BITS))
+
+struct pmd_hist {
+	uint64_t count, sum, min, max;
+	uint64_t touched;  /* bit i: bucket page i holds a value (merge reads only those) */
+	uint64_t *buckets; /* PMD_HIST_BUCKETS, lazily populated */
+};
+
+#define PMD_HIST_PAGE_BUCKETS 512 /* buckets per 4 KiB page */
+
+int pmd_hist_init(struct pmd_hist *h);
+void pmd_hist_free(struct pmd_hist *h);
+unsigned pmd_hist_index(uint64_t v);
+uint64_t pmd_hist_bucket_low(unsigned idx);
+/* Single writer: relaxed atomics so a concurrent merger may read. */
+void pmd_hist_record(struct pmd_hist *h, uint64_t v);
+/* dst += src (dst owned by the caller; src may be live). */
+void pmd_hist_merge(struct pmd_hist *dst, const struct pmd_hist *src);
+/* Value at quantile q in [0,1]: the midpoint of the bucket holding it. */
+uint64_t pmd_hist_quantile(const struct pmd_hist *h, double q);
+double pmd_hist_mean(const struct pmd_hist *h);
+
+/* What a stressor measures: counters and latencies, declared once. */
+enum pmd_metric_kind {
+	PMD_METRIC_COUNT,   /* summed over workers; rate = sum / seconds */
+	PMD_METRIC_LATENCY, /* merged histogram; percentiles */
+};
+
+struct pmd_metric {
+	const char *name;
+	enum pmd_metric_kind kind;
+	const char *help;
+};
+
+#define PMD_MAX_METRICS 16
+
+/* One worker's numbers; on its own cache lines. */
+struct pmd_wstats {
+	uint64_t counter[PMD_MAX_METRICS];
+	struct pmd_hist hist[PMD_MAX_METRICS];
+	uint64_t faults;  /* page faults the worker measured */
+	uint64_t thp[8];  /* chunks verified per enum pmd_thp_state */
+	uint64_t heartbeat; /* bumped at every loop iteration: the watchdog reads it */
+} __attribute__((aligned(64)));
+
+static inline void pmd_counter_add(uint64_t *c, uint64_t n)
+{
+	/* single writer: a plain add made visible to the merger as an atomic store */
+	__atomic_store_n(c, __atomic_load_n(c, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
+}
+
+static inline uint64_t pmd_counter_read(const uint64_t *c)
+{
+	return __atomic_load_n(c, __ATOMIC_RELAXED);
+}
+
+#endif

@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The stressor contract, version PMD_STRESSOR_ABI. A stressor is one
+ * const struct pmd_stressor in stress/<name>.c, listed in stress/registry.c.
+ * It includes this header and nothing else of the engine's.
+ *
+ * Life of a stressor in a run:
+ *   supported(si)  -> NULL, or why it cannot run here (it is then reported
+ *                     as skipped with that reason; never a pass)
+ *   setup(si)      -> once, after its workers exist and before they start
+ *   run(w)         -> once per worker thread; loops until pmd_should_stop()
+ *   verify(si)     -> once, after every worker returned
+ *   teardown(si)   -> once, always, after verify or a failed setup
+ * Hooks return 0 or -errno; any hook may be NULL.
+ */
+#ifndef PMDSTRESS_STRESSOR_H
+#define PMDSTRESS_STRESSOR_H
+
+#include <pmdstress/arena.h>
+#include <pmdstress/config.h>
+#include <pmdstress/event.h>
+#include <pmdstress/option.h>
+#include <pmdstress/stats.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PMD_STRESSOR_ABI 1
+
+enum pmd_stressor_flags {
+	PMD_SF_ROOT = 1u << 0,	 /* needs root; skipped with a reason otherwise */
+	PMD_SF_OPT_IN = 1u << 1, /* never part of a scenario unless named */
+};
+
+struct pmd_run;
+struct pmd_worker;
+
+/* One stressor's place in a run: what its hooks see. */
+struct pmd_sinst {
+	const struct pmd_stressor *st;
+	struct pmd_run *run;
+	const struct pmd_config *cfg;
+	struct pmd_arena *arena;
+	const void *opts; /* its private options (st->options describes them) */
+	void *priv;	  /* its own state, set by setup */
+	unsigned nworkers;
+	struct pmd_worker *workers; /* nworkers of them */
+	const char *skipped;	    /* why it did not run, or NULL */
+	char why[160];		    /* room for supported() to format a reason */
+};
+
+struct pmd_worker {
+	struct pmd_sinst *si;
+	unsigned id;	/* unique in the run */
+	unsigned index; /* 0..si->nworkers-1 */
+	uint64_t rng[2];
+	struct pmd_wstats *stats;
+	void *priv; /* the stressor's per-worker state, if it wants one */
+};
+
+struct pmd_stressor {
+	unsigned abi;
+	const char *name; /* lower case, no dashes: used as --<name>-<option> */
+	const char *summary;
+	const struct pmd_option *options; /* private options, offsets into opts */
+	size_t opts_size;
+	const struct pmd_metric *metrics; /* metric 0 is "ops", a counter */
+	unsigned flags;
+	const char *(*supported)(struct pmd_sinst *si);
+	int (*setup)(struct pmd_sinst *si);
+	int (*run)(struct pmd_worker *w);
+	int (*verify)(struct pmd_sinst *si);
+	void (*teardown)(struct pmd_sinst *si);
+};
+
+/* The ordered registry (stress/registry.c). */
+extern const struct pmd_stressor *const pmd_stressors[];
+const struct pmd_stressor *pmd_stressor_find(const char *name);
+unsigned pmd_stressor_count(void);
+
+/* ---- what the engine offers a stressor ---------------------------------- */
+
+/* Nanoseconds since the run started (CLOCK_MONOTONIC). */
+uint64_t pmd_now_ns(void);
+bool pmd_should_stop(const struct pmd_worker *w);
+/* Sleep @ns or until the run stops; returns false if it stopped. */
+bool pmd_sleep(const struct pmd_worker *w, uint64_t ns);
+
+static inline void pmd_count(struct pmd_worker *w, unsigned metric, uint64_t n)
+{
+	pmd_counter_add(&w->stats->counter[metric], n);
+}
+
+static inline void pmd_latency(struct pmd_worker *w, unsigned metric, uint64_t ns)
+{
+	pmd_hist_record(&w->stats->hist[metric], ns);
+}
+
+/* First-touch faults the worker measured (getrusage minflt deltas). */
+static inline void pmd_count_faults(struct pmd_worker *w, uint64_t n)
+{
+	pmd_counter_add(&w->stats->faults, n);
+}
+
+/* How a chunk the worker owned was mapped when it was verified. */
+static inline void pmd_count_thp(struct pmd_worker *w, enum pmd_thp_state s)
+{
+	pmd_counter_add(&w->stats->thp[s], 1);
+}
+
+/* Tell the watchdog this worker is making progress. */
+static inline void pmd_beat(struct pmd_worker *w)
+{
+	pmd_counter_add(&w->stats->heartbeat, 1);
+}
+
+/* xoshiro128+-style generator seeded from the run seed and worker id. */
+uint64_t pmd_rand(struct pmd_worker *w);
+static inline uint64_t pmd_rand_below(struct pmd_worker *w, uint64_t n)
+{
+	return n ? pmd_rand(w) % n : 0;
+}
+
+/* Report that something went wrong that is not corruption (-errno style). */
+void pmd_worker_error(struct pmd_worker *w, int err, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/*
+ * Verify pages [lo, hi) of chunk @c, entered at @addr, against its recorded
+ * expectations; posts an event per bad page. @c must be owned by the caller
+ * (or its group). Returns the number of bad slots.
+ */
+unsigned pmd_verify_pages(struct pmd_worker *w, struct pmd_chunk *c, char *addr, unsigned lo,
+			  unsigned hi);
+
+/* How chunk @c is mapped now; *pfn gets the first page's PFN where readable. */
+enum pmd_thp_state pmd_thp_probe(struct pmd_run *run, const struct pmd_chunk *c, uint64_t *pfn);
+
+/* The hidden --inject option, parsed: which corruption to cause where. */
+struct pmd_inject {
+	enum pmd_class class; /* PMD_CLASS_OK: none */
+	unsigned chunk, page, slot;
+	unsigned after_rounds; /* inject in the round after this many */
+};
+const struct pmd_inject *pmd_inject_get(const struct pmd_run *run);
+/* Record that the injection happened (address), once. */
+bool pmd_inject_claim(struct pmd_run *run);
+
+/* ---- spin-then-futex gate (see src/gate.c) ------------------------------ */
+
+struct pmd_gate {
+	uint32_t arrived;  /* atomic */
+	uint32_t gen;	   /* atomic; futex word */
+	uint32_t sleepers; /* atomic */
+	uint32_t n;
+	uint32_t spin;
+};
+
+/* @spin: busy-wait iterations before sleeping; 0 picks one from the CPU count. */
+void pmd_gate_init(struct pmd_gate *g, unsigned n, unsigned spin);
+/*
+ * Wait for all n. The last to arrive runs @serial(@arg) (may be NULL) while
+ * the others wait, then releases them all at once; everything @serial wrote
+ * is visible to every waiter when it returns. Returns true in that caller.
+ */
+bool pmd_gate_pass(struct pmd_gate *g, void (*serial)(void *), void *arg);
+
+#endif

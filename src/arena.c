@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The arena and its chunk table: the mapping, THP advice, zapping a chunk
+ * back to pmd_none, the RCU retire/revive rule and the op rings.
+ */
+#include <pmdstress/arena.h>
+
+#include "run.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <urcu.h>
+
+static const char *const op_names[PMD_OP_COUNT] = {
+	[PMD_OP_NONE] = "none",
+	[PMD_OP_ROUND] = "round",
+	[PMD_OP_VERIFY] = "verify",
+	[PMD_OP_ZAP_DONTNEED] = "zap-dontneed",
+	[PMD_OP_ZAP_REMAP] = "zap-remap",
+	[PMD_OP_MADV_HUGE] = "madv-hugepage",
+	[PMD_OP_MADV_NOHUGE] = "madv-nohugepage",
+	[PMD_OP_DONTNEED_SUB] = "dontneed-sub",
+	[PMD_OP_FREE] = "madv-free",
+	[PMD_OP_PAGEOUT] = "madv-pageout",
+	[PMD_OP_COLD] = "madv-cold",
+	[PMD_OP_MPROTECT] = "mprotect",
+	[PMD_OP_MUNMAP_SUB] = "munmap-sub",
+	[PMD_OP_MREMAP] = "mremap",
+	[PMD_OP_COLLAPSE] = "collapse",
+	[PMD_OP_MIGRATE] = "migrate",
+	[PMD_OP_FORK] = "fork",
+	[PMD_OP_INJECT] = "inject",
+};
+
+const char *pmd_op_name(unsigned op)
+{
+	return op < PMD_OP_COUNT && op_names[op] ? op_names[op] : "?";
+}
+
+void pmd_mask_clear_all(uint64_t *mask)
+{
+	unsigned i;
+
+	for (i = 0; i < PMD_MASK_WORDS; i++)
+		__atomic_store_n(&mask[i], 0, __ATOMIC_RELAXED);
+}
+
+/* ---- ownership ----------------------------------------------------------- */
+
+bool pmd_chunk_claim(struct pmd_chunk *c, enum pmd_chunk_state from, enum pmd_chunk_state to)
+{
+	uint32_t old = __atomic_load_n(&c->state, __ATOMIC_RELAXED);
+
+	for (;;) {
+		uint32_t want;
+
+		if ((old & PMD_CHUNK_STATE_MASK) != from)
+			return false;
+		want = (old & ~PMD_CHUNK_STATE_MASK) | to;
+		/* acquire: see the expectations the previous owner released */
+		if (__atomic_compare_exchange_n(&c->state, &old, want, false, __ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			return true;
+	}
+}
+
+void pmd_chunk_release(struct pmd_chunk *c, enum pmd_chunk_state to)
+{
+	uint32_t old = __atomic_load_n(&c->state, __ATOMIC_RELAXED);
+
+	/* release: the next owner sees gen, nslots and the masks we wrote */
+	while (!__atomic_compare_exchange_n(&c->state, &old, (old & ~PMD_CHUNK_STATE_MASK) | to,
+					    false, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		;
+}
+
+/* ---- the RCU rule ------------------------------------------------------- */
+
+char *pmd_chunk_enter(struct pmd_chunk *c)
+{
+	rcu_read_lock();
+	/*
+	 * Pairs with retire's store + synchronize_rcu(): a reader that sees the
+	 * chunk not retired is inside a section the retirer will wait for.
+	 */
+	if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) & PMD_CHUNK_RETIRED) {
+		rcu_read_unlock();
+		return NULL;
+	}
+	/* an acquire load: rcu_dereference()'s ordering, and visible to TSan */
+	return (char *)__atomic_load_n(&c->addr, __ATOMIC_ACQUIRE);
+}
+
+void pmd_chunk_exit(struct pmd_chunk *c)
+{
+	(void)c;
+	rcu_read_unlock();
+}
+
+void pmd_chunk_retire(struct pmd_chunk *c)
+{
+	__atomic_fetch_or(&c->state, PMD_CHUNK_RETIRED, __ATOMIC_SEQ_CST);
+	synchronize_rcu();
+}
+
+void pmd_chunk_revive(struct pmd_chunk *c, char *addr)
+{
+	/* a release store: rcu_assign_pointer()'s ordering, and visible to TSan */
+	__atomic_store_n(&c->addr, (uintptr_t)addr, __ATOMIC_RELEASE);
+	__atomic_fetch_and(&c->state, ~PMD_CHUNK_RETIRED, __ATOMIC_RELEASE);
+}
+
+bool pmd_chunk_retired(const struct pmd_chunk *c)
+{
+	return __atomic_load_n(&c->state, __ATOMIC_ACQUIRE) & PMD_CHUNK_RETIRED;
+}
+
+void pmd_chunk_log(struct pmd_chunk *c, uint64_t t_ns, enum pmd_op op, unsigned worker,
+		   uint32_t arg)
+{
+	uint32_t i = __atomic_fetch_add(&c->ring_head, 1, __ATOMIC_RELAXED) % PMD_RING_LEN;
+	uint64_t word = (uint64_t)(op & 0xff) | ((uint64_t)(worker & 0xffff) << 8) |
+			((uint64_t)(__atomic_load_n(&c->gen, __ATOMIC_RELAXED) & 0xfff) << 24) |
+			((uint64_t)(arg & 0xfffffff) << 36);
+
+	/* forensics only: a reader racing a writer may see a torn entry */
+	__atomic_store_n(&c->ring[i].t_ns, t_ns, __ATOMIC_RELAXED);
+	__atomic_store_n(&c->ring[i].word, word, __ATOMIC_RELAXED);
+}
+
+/* ---- mapping ---------------------------------------------------------- */
+
+static int map_flags(bool shared)
+{
+	return (shared ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS | MAP_NORESERVE;
+}
+
+int pmd_arena_madvise_thp(const struct pmd_arena *a, void *addr, size_t len, int huge)
+{
+	int advice;
+
+	if (huge < 0) {
+		if (a->thp == PMD_THP_INHERIT)
+			return 0;
+		huge = a->thp != PMD_THP_NOHUGE;
+	}
+	advice = huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE;
+	return madvise(addr, len, advice) ? -errno : 0;
+}
+
+int pmd_arena_create(struct pmd_arena *a, const struct pmd_config *cfg)
+{
+	size_t nspare = 4, total, reserve;
+	char *raw, *base;
+	unsigned i;
+	int err;
+
+	memset(a, 0, sizeof(*a));
+	a->size = cfg->size;
+	a->nchunks = (unsigned)(cfg->size / PMD_CHUNK_SIZE);
+	a->nspare = (unsigned)nspare;
+	a->shared = cfg->shared;
+	a->thp = cfg->thp;
+	a->tag_key = pmd_stamp_mix(cfg->seed_used ^ 0x706d647374726573ull);
+	total = a->size + nspare * PMD_CHUNK_SIZE;
+	/* reserve one extra chunk so the arena can start on a 2 MiB boundary */
+	reserve = total + PMD_CHUNK_SIZE;
+	raw = mmap(NULL, reserve, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (raw == MAP_FAILED)
+		return -errno;
+	base = (char *)(((uintptr_t)raw + PMD_CHUNK_SIZE - 1) & ~(PMD_CHUNK_SIZE - 1));
+	if (base > raw)
+		munmap(raw, (size_t)(base - raw));
+	munmap(base + total, (size_t)(raw + reserve - (base + total)));
+	/* the chunks, then the spare slots mremap moves chunks into (PROT_NONE) */
+	if (mmap(base, a->size, PROT_READ | PROT_WRITE, map_flags(a->shared) | MAP_FIXED, -1, 0) ==
+	    MAP_FAILED) {
+		err = -errno;
+		munmap(base, total);
+		return err;
+	}
+	a->base = base;
+	a->spare = base + a->size;
+	err = pmd_arena_madvise_thp(a, base, a->size, -1);
+	if (err) {
+		munmap(base, total);
+		return err;
+	}
+	a->chunks = aligned_alloc(64, sizeof(*a->chunks) * a->nchunks);
+	if (!a->chunks) {
+		munmap(base, total);
+		return -ENOMEM;
+	}
+	memset(a->chunks, 0, sizeof(*a->chunks) * a->nchunks);
+	for (i = 0; i < a->nchunks; i++) {
+		a->chunks[i].index = i;
+		a->chunks[i].gen = 1;
+		a->chunks[i].addr = (uintptr_t)(base + (size_t)i * PMD_CHUNK_SIZE);
+	}
+	return 0;
+}
+
+void pmd_arena_destroy(struct pmd_arena *a)
+{
+	if (a->base)
+		munmap(a->base, a->size + (size_t)a->nspare * PMD_CHUNK_SIZE);
+	free(a->chunks);
+	memset(a, 0, sizeof(*a));
+}
+
+int pmd_arena_zap(struct pmd_arena *a, struct pmd_chunk *c, bool remap, unsigned worker)
+{
+	char *addr = (char *)__atomic_load_n(&c->addr, __ATOMIC_ACQUIRE);
+	uint64_t t = pmd_now_ns();
+	int err = 0;
+
+	/*
+	 * MADV_DONTNEED leaves a PMD-mapped huge page's PMD none, but keeps the
+	 * page table of a PTE-mapped range, and on MAP_SHARED it drops only the
+	 * mapping, not the shmem pages. Those need the range replaced.
+	 */
+	if (!remap && !a->shared) {
+		if (madvise(addr, PMD_CHUNK_SIZE, MADV_DONTNEED))
+			err = -errno;
+		pmd_chunk_log(c, t, PMD_OP_ZAP_DONTNEED, worker, 0);
+	} else {
+		pmd_chunk_retire(c);
+		if (mmap(addr, PMD_CHUNK_SIZE, PROT_READ | PROT_WRITE, map_flags(a->shared) | MAP_FIXED,
+			 -1, 0) == MAP_FAILED)
+			err = -errno;
+		else
+			err = pmd_arena_madvise_thp(a, addr, PMD_CHUNK_SIZE, -1);
+		pmd_chunk_revive(c, addr);
+		pmd_chunk_log(c, t, PMD_OP_ZAP_REMAP, worker, 0);
+	}
+	__atomic_store_n(&c->gen, pmd_gen_next(c->gen), __ATOMIC_RELAXED);
+	c->nslots = 0;
+	c->domain = PMD_STAMP_DOMAIN_RUN;
+	pmd_mask_clear_all(c->skipped);
+	pmd_mask_clear_all(c->zero_pages);
+	pmd_mask_clear_all(c->maybe_pages);
+	__atomic_and_fetch(&c->flags, ~(uint32_t)PMD_CF_DISTURBED, __ATOMIC_RELAXED);
+	return err;
+}

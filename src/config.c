@@ -1,0 +1,698 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The global option table and how the effective configuration is built:
+ * defaults, then the scenario (a builtin from configs/ or an INI file), then
+ * the command line in order, then cross-field checks. Every error is one
+ * line that names the file, line, section or option, and the value.
+ */
+#include "config.h"
+
+#include "ini_reader.h"
+#include "units.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#define G(field) offsetof(struct pmd_config, field)
+
+static const char *const thp_modes[] = { "madvise", "nohuge", "toggle", "inherit", NULL };
+static const char *const progress_modes[] = { "auto", "line", "plain", "off", NULL };
+
+#ifndef PMD_DEFAULT_STACK
+#define PMD_DEFAULT_STACK "64K"
+#endif
+
+const struct pmd_option pmd_global_options[] = {
+	{ "threads", PMD_OPT_UINT, G(threads), "0", 0, 1000000, NULL,
+	  "worker threads of all stressors together (0: 4 per online CPU, at least 8)" },
+	{ "duration", PMD_OPT_DURATION, G(duration_ns), "10s", 1000000ull, 30ull * 86400000000000ull,
+	  NULL, "how long to run (s/m/h suffixes; a bare number is seconds)" },
+	{ "size", PMD_OPT_SIZE, G(size), "64M", 2ull << 20, 256ull << 30, NULL,
+	  "arena size, a multiple of 2M (one chunk per PMD)" },
+	{ "shared", PMD_OPT_BOOL, G(shared), "off", 0, 0, NULL,
+	  "map the arena MAP_SHARED (shmem-backed) instead of MAP_PRIVATE" },
+	{ "thp", PMD_OPT_ENUM, G(thp), "madvise", 0, 0, thp_modes,
+	  "madvise: MADV_HUGEPAGE on the arena; nohuge: MADV_NOHUGEPAGE; toggle: flip it on "
+	  "the contested chunks every round; inherit: leave the system policy" },
+	{ "seed", PMD_OPT_UINT, G(seed), "0", 0, UINT64_MAX, NULL,
+	  "seed for every random choice (0: pick one; the seed used is always printed)" },
+	{ "verify", PMD_OPT_BOOL, G(verify), "on", 0, 0, NULL,
+	  "check every slot of every page after each round" },
+	{ "rounds", PMD_OPT_UINT, G(rounds), "0", 0, 100000, NULL,
+	  "bench mode: repeat the whole measurement this many times, one row each (0: once)" },
+	{ "interval", PMD_OPT_DURATION, G(interval_ns), "1s", 10000000ull, 3600000000000ull, NULL,
+	  "status line and sample interval" },
+	{ "progress", PMD_OPT_ENUM, G(progress), "auto", 0, 0, progress_modes,
+	  "status: auto (live line on a terminal, plain lines otherwise), line, plain, off" },
+	{ "hang-timeout", PMD_OPT_DURATION, G(hang_timeout_ns), "60s", 1000000000ull,
+	  86400000000000ull, NULL, "a worker without progress this long is a hang (exit 4)" },
+	{ "quiet", PMD_OPT_BOOL, G(quiet), "off", 0, 0, NULL, "no text report on stdout" },
+	{ "json", PMD_OPT_STRING, G(json), "", 0, 0, NULL, "write the JSON report to this file" },
+	{ "stressors", PMD_OPT_STRING, G(stressors), "", 0, 0, NULL,
+	  "run exactly these stressors (comma list), overriding the scenario's sections" },
+	{ "config", PMD_OPT_STRING, G(config), "", 0, 0, NULL,
+	  "scenario: a builtin name (see 'list') or an INI file; default: race",
+	  PMD_OPTF_CLI_ONLY },
+	{ "inject", PMD_OPT_STRING, G(inject), "", 0, 0, NULL,
+	  "test only: CLASS[:chunk[:page[:slot[:after]]]] corrupts the arena once",
+	  PMD_OPTF_HIDDEN },
+	{ "stack-size", PMD_OPT_SIZE, G(stack_size), PMD_DEFAULT_STACK, 16ull << 10, 64ull << 20,
+	  NULL, "worker thread stack size", PMD_OPTF_HIDDEN },
+	PMD_OPT_END,
+};
+
+const struct pmd_option pmd_common_options[] = {
+	{ "workers", PMD_OPT_SHARE, offsetof(struct pmd_scfg, workers), "1", 1, 1000000, NULL,
+	  "workers of this stressor: a count, a percentage of --threads, or 'rest'" },
+	PMD_OPT_END,
+};
+
+static int errf(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int errf(char *err, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, len, fmt, ap);
+	va_end(ap);
+	return -EINVAL;
+}
+
+int pmd_stressor_index(const struct pmd_stressor *st)
+{
+	unsigned i;
+
+	for (i = 0; pmd_stressors[i]; i++)
+		if (pmd_stressors[i] == st)
+			return (int)i;
+	return -1;
+}
+
+int pmd_config_init(struct pmd_config *cfg, char *err, size_t errlen)
+{
+	unsigned i;
+	int rc;
+
+	memset(cfg, 0, sizeof(*cfg));
+	rc = pmd_opt_defaults(pmd_global_options, cfg, err, errlen);
+	if (rc)
+		return rc;
+	for (i = 0; pmd_stressors[i]; i++) {
+		const struct pmd_stressor *st = pmd_stressors[i];
+		struct pmd_scfg *sc = &cfg->st[i];
+
+		if (st->abi != PMD_STRESSOR_ABI)
+			return errf(err, errlen, "stressor %s: contract version %u, engine has %u",
+				    st->name, st->abi, PMD_STRESSOR_ABI);
+		rc = pmd_opt_defaults(pmd_common_options, sc, err, errlen);
+		if (rc)
+			return rc;
+		sc->opts = calloc(1, st->opts_size ? st->opts_size : 1);
+		if (!sc->opts)
+			return errf(err, errlen, "out of memory");
+		if (st->options) {
+			rc = pmd_opt_defaults(st->options, sc->opts, err, errlen);
+			if (rc)
+				return rc;
+		}
+	}
+	snprintf(cfg->scenario, sizeof(cfg->scenario), "race");
+	return 0;
+}
+
+void pmd_config_free(struct pmd_config *cfg)
+{
+	unsigned i;
+
+	for (i = 0; pmd_stressors[i]; i++) {
+		free(cfg->st[i].opts);
+		cfg->st[i].opts = NULL;
+	}
+}
+
+/* ---- stressor sections and names ---------------------------------------- */
+
+/* "did you mean" across stressor names */
+static const char *suggest_stressor(const char *name)
+{
+	struct pmd_option names[PMD_MAX_STRESSORS + 1];
+	unsigned i;
+
+	memset(names, 0, sizeof(names));
+	for (i = 0; pmd_stressors[i] && i < PMD_MAX_STRESSORS; i++)
+		names[i].name = pmd_stressors[i]->name;
+	return pmd_opt_suggest(names, name);
+}
+
+static int unknown_stressor(const char *name, const char *where, char *err, size_t errlen)
+{
+	const char *s = suggest_stressor(name);
+
+	if (s)
+		return errf(err, errlen, "%sunknown stressor '%s' (did you mean '%s'?)", where, name,
+			    s);
+	return errf(err, errlen, "%sunknown stressor '%s' (see 'pmdstress list')", where, name);
+}
+
+int pmd_config_select(struct pmd_config *cfg, const char *list, char *err, size_t errlen)
+{
+	char buf[PMD_OPT_STRLEN], *save = NULL, *tok;
+	bool any = false;
+	unsigned i;
+
+	snprintf(buf, sizeof(buf), "%s", list);
+	for (i = 0; pmd_stressors[i]; i++)
+		cfg->st[i].enabled = false;
+	for (tok = strtok_r(buf, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save)) {
+		const struct pmd_stressor *st = pmd_stressor_find(tok);
+
+		if (!st)
+			return unknown_stressor(tok, "--stressors: ", err, errlen);
+		cfg->st[pmd_stressor_index(st)].enabled = true;
+		any = true;
+	}
+	if (!any)
+		return errf(err, errlen, "--stressors: invalid value '%s' (expected a comma list "
+					 "of stressor names, see 'pmdstress list')", list);
+	return 0;
+}
+
+/* ---- INI scenarios -------------------------------------------------------- */
+
+struct ini_ctx {
+	struct pmd_config *cfg;
+	const char *origin;
+	char *err;
+	size_t errlen;
+	int failed;
+	bool section_seen[PMD_MAX_STRESSORS + 1]; /* [global] is the last slot */
+	char seen[PMD_MAX_STRESSORS + 1][64][48]; /* keys seen per section, for duplicates */
+	unsigned nseen[PMD_MAX_STRESSORS + 1];
+};
+
+static int section_slot(const char *section)
+{
+	const struct pmd_stressor *st;
+
+	if (!strcmp(section, "global"))
+		return PMD_MAX_STRESSORS;
+	st = pmd_stressor_find(section);
+	return st ? pmd_stressor_index(st) : -1;
+}
+
+/* The reader saw "[name]": called once per section header, in order. */
+static int on_section(void *user, const char *section, int line)
+{
+	struct ini_ctx *x = user;
+	char where[PMD_OPT_STRLEN + 32];
+	int slot;
+
+	snprintf(where, sizeof(where), "%s:%d: ", x->origin, line);
+	if (!*section)
+		return errf(x->err, x->errlen, "%sempty section name '[]'", where);
+	slot = section_slot(section);
+	if (slot < 0)
+		return unknown_stressor(section, where, x->err, x->errlen);
+	if (x->section_seen[slot])
+		return errf(x->err, x->errlen, "%sduplicate section [%s]", where, section);
+	x->section_seen[slot] = true;
+	if (slot < PMD_MAX_STRESSORS)
+		x->cfg->st[slot].enabled = true;
+	return 0;
+}
+
+static int on_key(void *user, const char *section, const char *name, const char *value, int line)
+{
+	struct ini_ctx *x = user;
+	const struct pmd_option *opt = NULL;
+	const struct pmd_option *table = NULL;
+	char where[PMD_OPT_STRLEN + 96], perr[PMD_ERRLEN];
+	unsigned *n;
+	void *base;
+	int slot, rc;
+	unsigned i;
+
+	snprintf(where, sizeof(where), "%s:%d: [%s] ", x->origin, line, section);
+	if (!*section)
+		return errf(x->err, x->errlen, "%s:%d: '%s' is outside any section (put it under "
+					       "[global] or a stressor's section)",
+			    x->origin, line, name);
+	slot = section_slot(section);
+	if (slot < 0) /* already reported by on_section */
+		return -EINVAL;
+	if (slot == PMD_MAX_STRESSORS) {
+		table = pmd_global_options;
+		base = x->cfg;
+		opt = pmd_opt_find(table, name);
+		if (opt && (opt->flags & PMD_OPTF_CLI_ONLY))
+			return errf(x->err, x->errlen, "%s'%s' is only accepted on the command line",
+				    where, name);
+	} else {
+		const struct pmd_stressor *st = pmd_stressors[slot];
+
+		table = pmd_common_options;
+		base = &x->cfg->st[slot];
+		opt = pmd_opt_find(table, name);
+		if (!opt && st->options) {
+			table = st->options;
+			base = x->cfg->st[slot].opts;
+			opt = pmd_opt_find(table, name);
+		}
+	}
+	if (!opt) {
+		const char *s = pmd_opt_suggest(table, name);
+
+		if (!s && slot < PMD_MAX_STRESSORS)
+			s = pmd_opt_suggest(pmd_common_options, name);
+		if (s)
+			return errf(x->err, x->errlen, "%sunknown key '%s' (did you mean '%s'?)",
+				    where, name, s);
+		return errf(x->err, x->errlen, "%sunknown key '%s' (see 'pmdstress --help')", where,
+			    name);
+	}
+	/* a key given twice in one section is almost always a mistake */
+	n = &x->nseen[slot];
+	for (i = 0; i < *n; i++)
+		if (!strcmp(x->seen[slot][i], name))
+			return errf(x->err, x->errlen, "%sduplicate key '%s'", where, name);
+	if (*n < 64)
+		snprintf(x->seen[slot][(*n)++], sizeof(x->seen[0][0]), "%s", name);
+	rc = pmd_opt_parse(opt, base, value, perr, sizeof(perr));
+	if (rc)
+		return errf(x->err, x->errlen, "%s%s", where, perr);
+	return 0;
+}
+
+int pmd_config_load_ini(struct pmd_config *cfg, const char *text, const char *origin, char *err,
+			size_t errlen)
+{
+	struct ini_ctx *x = calloc(1, sizeof(*x));
+	struct pmd_ini_handlers h = { .on_section = on_section, .on_key = on_key };
+	unsigned i;
+	int rc;
+
+	if (!x)
+		return errf(err, errlen, "out of memory");
+	x->cfg = cfg;
+	x->origin = origin;
+	x->err = err;
+	x->errlen = errlen;
+	/* a scenario names its stressors; start from none */
+	for (i = 0; pmd_stressors[i]; i++)
+		cfg->st[i].enabled = false;
+	rc = pmd_ini_parse(text, origin, &h, x, err, errlen);
+	free(x);
+	return rc;
+}
+
+static int read_file(const char *path, char **out, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "rb");
+	size_t cap = 4096, len = 0, n;
+	char *buf;
+
+	if (!f)
+		return errf(err, errlen, "%s: cannot open scenario file: %s", path, strerror(errno));
+	buf = malloc(cap);
+	while (buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+		len += n;
+		if (len + 1 == cap) {
+			char *nb = cap > (1u << 20) ? NULL : realloc(buf, cap * 2);
+
+			if (!nb) {
+				free(buf);
+				fclose(f);
+				return errf(err, errlen, "%s: scenario file larger than 1 MiB", path);
+			}
+			buf = nb;
+			cap *= 2;
+		}
+	}
+	fclose(f);
+	if (!buf)
+		return errf(err, errlen, "out of memory");
+	buf[len] = '\0';
+	if (strlen(buf) != len) {
+		free(buf);
+		return errf(err, errlen, "%s: not a text file (contains a NUL byte)", path);
+	}
+	*out = buf;
+	return 0;
+}
+
+int pmd_config_load_scenario(struct pmd_config *cfg, const char *name_or_path, char *err,
+			     size_t errlen)
+{
+	const struct pmd_scenario *sc = NULL;
+	char *text = NULL;
+	int rc;
+
+	/* a path has a slash or an .ini suffix; anything else is a builtin name */
+	if (!strchr(name_or_path, '/') && !strstr(name_or_path, ".ini")) {
+		sc = pmd_scenario_find(name_or_path);
+		if (!sc) {
+			struct pmd_option names[64];
+			const char *s;
+			unsigned i;
+
+			memset(names, 0, sizeof(names));
+			for (i = 0; pmd_scenarios[i].name && i < 63; i++)
+				names[i].name = pmd_scenarios[i].name;
+			s = pmd_opt_suggest(names, name_or_path);
+			return errf(err, errlen,
+				    "--config: no scenario '%s'%s%s%s (builtin names are in "
+				    "'pmdstress list'; a file needs a path such as ./%s.ini)",
+				    name_or_path, s ? " (did you mean '" : "", s ? s : "",
+				    s ? "'?)" : "", name_or_path);
+		}
+		rc = pmd_config_load_ini(cfg, sc->text, sc->name, err, errlen);
+	} else {
+		rc = read_file(name_or_path, &text, err, errlen);
+		if (rc)
+			return rc;
+		rc = pmd_config_load_ini(cfg, text, name_or_path, err, errlen);
+		free(text);
+	}
+	if (!rc)
+		snprintf(cfg->scenario, sizeof(cfg->scenario), "%s", name_or_path);
+	return rc;
+}
+
+/* ---- command line ----------------------------------------------------------- */
+
+/* "--fault-order": find the stressor whose name prefixes the option. */
+static const struct pmd_stressor *stressor_prefix(const char *name, const char **rest)
+{
+	unsigned i;
+
+	for (i = 0; pmd_stressors[i]; i++) {
+		size_t n = strlen(pmd_stressors[i]->name);
+
+		if (!strncmp(name, pmd_stressors[i]->name, n) && name[n] == '-' && name[n + 1]) {
+			*rest = name + n + 1;
+			return pmd_stressors[i];
+		}
+	}
+	return NULL;
+}
+
+static int cli_suggest(const char *name, char *err, size_t errlen)
+{
+	const struct pmd_stressor *st;
+	const char *rest, *s;
+
+	st = stressor_prefix(name, &rest);
+	if (st) {
+		s = pmd_opt_suggest(st->options, rest);
+		if (!s)
+			s = pmd_opt_suggest(pmd_common_options, rest);
+		if (s)
+			return errf(err, errlen, "unknown option --%s (did you mean --%s-%s?)", name,
+				    st->name, s);
+		return errf(err, errlen, "unknown option --%s (stressor %s has no option '%s'; "
+					 "see --help)",
+			    name, st->name, rest);
+	}
+	s = pmd_opt_suggest(pmd_global_options, name);
+	if (s)
+		return errf(err, errlen, "unknown option --%s (did you mean --%s?)", name, s);
+	return errf(err, errlen, "unknown option --%s (see --help)", name);
+}
+
+int pmd_config_apply_cli(struct pmd_config *cfg, const char *name, const char *value,
+			 bool *used_value, char *err, size_t errlen)
+{
+	const struct pmd_option *opt;
+	const struct pmd_stressor *st;
+	const char *rest;
+	char perr[PMD_ERRLEN];
+	bool negate = false;
+	void *base = cfg;
+	int rc;
+
+	*used_value = false;
+	opt = pmd_opt_find(pmd_global_options, name);
+	if (!opt && (st = stressor_prefix(name, &rest))) {
+		struct pmd_scfg *sc = &cfg->st[pmd_stressor_index(st)];
+
+		opt = pmd_opt_find(pmd_common_options, rest);
+		base = sc;
+		if (!opt) {
+			opt = pmd_opt_find(st->options, rest);
+			base = sc->opts;
+		}
+		if (!opt && !strncmp(rest, "no-", 3)) {
+			opt = pmd_opt_find(st->options, rest + 3);
+			negate = opt != NULL;
+		}
+	}
+	if (!opt && !strncmp(name, "no-", 3)) {
+		opt = pmd_opt_find(pmd_global_options, name + 3);
+		base = cfg;
+		negate = opt != NULL;
+	}
+	if (!opt)
+		return cli_suggest(name, err, errlen);
+	if (negate && opt->type != PMD_OPT_BOOL)
+		return errf(err, errlen, "--%s: only on/off options have a --no- form", name);
+	if (opt->type == PMD_OPT_BOOL && (negate || !value || value[0] == '-' || !value[0] ||
+					  pmd_opt_parse(opt, base, value, perr, sizeof(perr)))) {
+		/* a bare --flag (or --no-flag) does not consume the next argument */
+		return pmd_opt_parse(opt, base, negate ? "off" : "on", err, errlen);
+	}
+	if (opt->type == PMD_OPT_BOOL) {
+		*used_value = true;
+		return 0;
+	}
+	if (!value)
+		return errf(err, errlen, "--%s needs a value (%s)", name, opt->help);
+	*used_value = true;
+	rc = pmd_opt_parse(opt, base, value, perr, sizeof(perr));
+	if (rc)
+		return errf(err, errlen, "--%s", perr);
+	if (opt == pmd_opt_find(pmd_global_options, "stressors"))
+		return pmd_config_select(cfg, value, err, errlen);
+	return 0;
+}
+
+int pmd_config_from_argv(struct pmd_config *cfg, int argc, char **argv, char *err,
+			 size_t errlen)
+{
+	const char *scenario = "race";
+	int i, rc;
+
+	/* the scenario comes first so that every other option overrides it */
+	for (i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--config")) {
+			if (i + 1 >= argc)
+				return errf(err, errlen, "--config needs a value (%s)",
+					    pmd_opt_find(pmd_global_options, "config")->help);
+			scenario = argv[++i];
+		} else if (!strncmp(argv[i], "--config=", 9)) {
+			scenario = argv[i] + 9;
+		}
+	}
+	if (!*scenario)
+		return errf(err, errlen, "--config: invalid value '' (expected a scenario name "
+					 "or an INI file path)");
+	rc = pmd_config_load_scenario(cfg, scenario, err, errlen);
+	if (rc)
+		return rc;
+	snprintf(cfg->config, sizeof(cfg->config), "%s", scenario);
+
+	for (i = 0; i < argc; i++) {
+		char name[128];
+		const char *arg = argv[i], *eq, *value;
+		bool used;
+
+		if (strncmp(arg, "--", 2) || !arg[2])
+			return errf(err, errlen, "unexpected argument '%s' (options start with --; "
+						 "see --help)", arg);
+		arg += 2;
+		eq = strchr(arg, '=');
+		if ((eq ? (size_t)(eq - arg) : strlen(arg)) >= sizeof(name))
+			return errf(err, errlen, "unknown option --%.40s... (too long)", arg);
+		snprintf(name, sizeof(name), "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
+		if (!strcmp(name, "config")) {
+			i += eq ? 0 : 1;
+			continue;
+		}
+		value = eq ? eq + 1 : (i + 1 < argc ? argv[i + 1] : NULL);
+		rc = pmd_config_apply_cli(cfg, name, value, &used, err, errlen);
+		if (rc)
+			return rc;
+		if (eq && !used)
+			return errf(err, errlen, "--%s takes no value here", name);
+		if (!eq && used)
+			i++;
+	}
+	return 0;
+}
+
+/* ---- cross-field checks ----------------------------------------------------- */
+
+static uint64_t mem_total_bytes(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+
+	return pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : 0;
+}
+
+static int resolve_workers(struct pmd_config *cfg, char *err, size_t errlen)
+{
+	uint64_t fixed = 0, total = cfg->threads;
+	unsigned i, nrest = 0, nenabled = 0;
+	char list[PMD_ERRLEN] = "";
+	size_t n = 0;
+
+	if (!total) {
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+		total = cpus > 0 ? (uint64_t)cpus * 4 : 8;
+		if (total < 8)
+			total = 8;
+	}
+	for (i = 0; pmd_stressors[i]; i++) {
+		struct pmd_scfg *sc = &cfg->st[i];
+
+		if (!sc->enabled)
+			continue;
+		nenabled++;
+		if (sc->workers.rest) {
+			nrest++;
+			continue;
+		}
+		if (sc->workers.pct)
+			sc->nworkers = (unsigned)((total * sc->workers.pct + 50) / 100);
+		else
+			sc->nworkers = sc->workers.count;
+		if (!sc->nworkers)
+			sc->nworkers = 1;
+		fixed += sc->nworkers;
+		if (n < sizeof(list))
+			n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s=%u", n ? ", " : "",
+					      pmd_stressors[i]->name, sc->nworkers);
+	}
+	if (!nenabled)
+		return errf(err, errlen, "no stressor selected (the scenario has no stressor "
+					 "section and --stressors is empty)");
+	if (fixed > total || (nrest && fixed + nrest > total))
+		return errf(err, errlen,
+			    "--threads %llu: too few for the workers asked for (%s%s); raise "
+			    "--threads or lower the stressors' workers",
+			    (unsigned long long)total, list, nrest ? ", plus one per 'rest'" : "");
+	if (nrest) {
+		uint64_t left = total - fixed, share = left / nrest, extra = left % nrest;
+
+		for (i = 0; pmd_stressors[i]; i++) {
+			struct pmd_scfg *sc = &cfg->st[i];
+
+			if (!sc->enabled || !sc->workers.rest)
+				continue;
+			/* the first 'rest' stressor takes what the division leaves over */
+			sc->nworkers = (unsigned)(share + extra);
+			extra = 0;
+		}
+	}
+	total = 0;
+	for (i = 0; pmd_stressors[i]; i++)
+		if (cfg->st[i].enabled)
+			total += cfg->st[i].nworkers;
+	cfg->threads = total;
+	return 0;
+}
+
+int pmd_config_finish(struct pmd_config *cfg, char *err, size_t errlen)
+{
+	uint64_t mem = mem_total_bytes();
+	char a[32], b[32];
+
+	if (cfg->size % (2ull << 20)) {
+		pmd_format_size(cfg->size, a, sizeof(a));
+		return errf(err, errlen, "--size: invalid value '%s' (must be a multiple of 2M: "
+					 "the arena is cut into one chunk per PMD)", a);
+	}
+	if (mem && cfg->size > mem) {
+		pmd_format_size(cfg->size, a, sizeof(a));
+		pmd_format_size(mem & ~((1ull << 20) - 1), b, sizeof(b));
+		return errf(err, errlen, "--size: invalid value '%s' (larger than this machine's "
+					 "memory, %s)", a, b);
+	}
+	if (cfg->seed) {
+		cfg->seed_used = cfg->seed;
+	} else {
+		uint64_t s = 0;
+
+		if (getrandom(&s, sizeof(s), 0) != sizeof(s))
+			s = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+		cfg->seed_used = s ? s : 1;
+	}
+	return resolve_workers(cfg, err, errlen);
+}
+
+/* ---- --help and list -------------------------------------------------------- */
+
+static void help_table(FILE *out, const struct pmd_option *table, const char *prefix)
+{
+	const struct pmd_option *o;
+
+	for (o = table; o && o->name; o++) {
+		char what[256], flag[96];
+
+		if (o->flags & PMD_OPTF_HIDDEN)
+			continue;
+		pmd_opt_describe(o, what, sizeof(what));
+		snprintf(flag, sizeof(flag), "--%s%s", prefix, o->name);
+		fprintf(out, "  %-26s %s\n  %-26s   [%s; default %s]\n", flag, o->help, "", what,
+			o->def && *o->def ? o->def : "none");
+	}
+}
+
+void pmd_config_help(FILE *out)
+{
+	unsigned i;
+
+	fprintf(out,
+		"usage: pmdstress [run] [--config SCENARIO|FILE.ini] [--OPTION VALUE]...\n"
+		"       pmdstress list | help | version\n\n"
+		"Races transparent huge page (PMD) faults against PTE faults and their partners\n"
+		"in one shared anonymous VMA, measures what they cost, and verifies every page.\n"
+		"Exit: 0 clean, 1 corruption, 2 usage, 3 kernel splat/taint, 4 hang,\n"
+		"      5 internal error, 125 cannot run here.\n\n"
+		"Options (also [global] keys of a scenario file; the command line wins):\n");
+	help_table(out, pmd_global_options, "");
+	fprintf(out, "\nEvery stressor also has (key in its [section], or --<stressor>-KEY):\n");
+	help_table(out, pmd_common_options, "<stressor>-");
+	for (i = 0; pmd_stressors[i]; i++) {
+		const struct pmd_stressor *st = pmd_stressors[i];
+		char prefix[64];
+
+		fprintf(out, "\n[%s] %s\n", st->name, st->summary);
+		snprintf(prefix, sizeof(prefix), "%s-", st->name);
+		help_table(out, st->options, prefix);
+	}
+	fprintf(out, "\nSizes take K/M/G/T suffixes (binary); durations ns/us/ms/s/m/h.\n");
+}
+
+void pmd_config_list(FILE *out)
+{
+	unsigned i;
+
+	fprintf(out, "stressors:\n");
+	for (i = 0; pmd_stressors[i]; i++) {
+		const struct pmd_stressor *st = pmd_stressors[i];
+
+		fprintf(out, "  %-10s %s%s%s\n", st->name, st->summary,
+			(st->flags & PMD_SF_ROOT) ? " [root]" : "",
+			(st->flags & PMD_SF_OPT_IN) ? " [opt-in]" : "");
+	}
+	fprintf(out, "scenarios (--config NAME):\n");
+	for (i = 0; pmd_scenarios[i].name; i++)
+		fprintf(out, "  %-16s %s\n", pmd_scenarios[i].name, pmd_scenarios[i].summary);
+}

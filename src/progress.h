@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The live status line: the numbers of the last interval, from per-worker counters. */
+#ifndef PMD_PROGRESS_H
+#define PMD_PROGRESS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct pmd_run;
+
+/* What the workers have counted so far, summed. */
+struct pmd_sample {
+	uint64_t t_ns;
+	uint64_t ops, faults;
+	uint64_t thp[8];
+	uint64_t events;
+};
+
+struct pmd_progress {
+	FILE *out;
+	bool live;    /* rewrite one line on a terminal */
+	bool enabled;
+	struct pmd_sample last;
+	unsigned width;
+};
+
+void pmd_sample_take(const struct pmd_run *run, struct pmd_sample *s);
+/* Share of verified chunks that were PMD-mapped, in [0,1]; -1 if none verified. */
+double pmd_sample_thp_share(const struct pmd_sample *s);
+
+void pmd_progress_init(struct pmd_progress *p, const struct pmd_run *run);
+void pmd_progress_tick(struct pmd_progress *p, const struct pmd_run *run, uint64_t now);
+void pmd_progress_done(struct pmd_progress *p, const struct pmd_run *run);
+
+#endif

@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The JSON report, schema "pmdstress-report" version PMD_SCHEMA_VERSION
+ * (documented in README.md). Options are echoed as the text a user would
+ * type, through the same table that parsed them, so a report can be replayed.
+ */
+#include "report.h"
+
+#include "config.h"
+#include "run.h"
+#include "units.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static json_t *hex(uint64_t v)
+{
+	char buf[24];
+
+	snprintf(buf, sizeof(buf), "0x%" PRIx64, v);
+	return json_string(buf);
+}
+
+static json_t *options_of(const struct pmd_option *table, const void *base)
+{
+	const struct pmd_option *o;
+	json_t *obj = json_object();
+
+	for (o = table; o && o->name; o++) {
+		char v[PMD_OPT_STRLEN + 8];
+
+		if (o->flags & PMD_OPTF_NO_ECHO)
+			continue;
+		pmd_opt_format(o, base, v, sizeof(v));
+		json_object_set_new(obj, o->name, json_string(v));
+	}
+	return obj;
+}
+
+static json_t *options_json(const struct pmd_config *cfg)
+{
+	json_t *o = json_object(), *st = json_object();
+	unsigned i;
+
+	json_object_set_new(o, "global", options_of(pmd_global_options, cfg));
+	for (i = 0; pmd_stressors[i]; i++) {
+		json_t *s;
+
+		if (!cfg->st[i].enabled)
+			continue;
+		s = options_of(pmd_common_options, &cfg->st[i]);
+		json_object_update(s, options_of(pmd_stressors[i]->options, cfg->st[i].opts));
+		json_object_set_new(st, pmd_stressors[i]->name, s);
+	}
+	json_object_set_new(o, "stressors", st);
+	return o;
+}
+
+static json_t *system_json(const struct pmd_sysinfo *s)
+{
+	json_t *o = json_object(), *k = json_object(), *thp = json_object(), *mthp = json_object();
+	unsigned i;
+
+	json_object_set_new(k, "release", json_string(s->release));
+	json_object_set_new(k, "version", json_string(s->version));
+	json_object_set_new(k, "machine", json_string(s->machine));
+	json_object_set_new(o, "kernel", k);
+	json_object_set_new(o, "hostname", json_string(s->hostname));
+	json_object_set_new(o, "cpus_online", json_integer(s->cpus_online));
+	json_object_set_new(o, "cpus_configured", json_integer(s->cpus_conf));
+	json_object_set_new(o, "mem_total", json_integer((json_int_t)s->mem_total));
+	json_object_set_new(o, "page_size", json_integer((json_int_t)s->page_size));
+	json_object_set_new(o, "numa_nodes", json_integer(s->nodes));
+	json_object_set_new(o, "numa_nodes_online", json_string(s->nodes_online));
+	json_object_set_new(o, "root", json_boolean(s->root));
+	for (i = 0; i < s->nthp; i++)
+		json_object_set_new(thp, s->thp[i].key, json_string(s->thp[i].value));
+	json_object_set_new(o, "thp", thp);
+	for (i = 0; i < s->nmthp; i++)
+		json_object_set_new(mthp, s->mthp[i].key, json_string(s->mthp[i].value));
+	json_object_set_new(o, "mthp", mthp);
+	return o;
+}
+
+json_t *pmd_hist_json(const struct pmd_hist *h)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "unit", json_string("ns"));
+	json_object_set_new(o, "count", json_integer((json_int_t)h->count));
+	json_object_set_new(o, "mean", json_real(pmd_hist_mean(h)));
+	json_object_set_new(o, "min", json_integer((json_int_t)(h->count ? h->min : 0)));
+	json_object_set_new(o, "p50", json_integer((json_int_t)pmd_hist_quantile(h, 0.5)));
+	json_object_set_new(o, "p90", json_integer((json_int_t)pmd_hist_quantile(h, 0.9)));
+	json_object_set_new(o, "p99", json_integer((json_int_t)pmd_hist_quantile(h, 0.99)));
+	json_object_set_new(o, "p99_9", json_integer((json_int_t)pmd_hist_quantile(h, 0.999)));
+	json_object_set_new(o, "max", json_integer((json_int_t)h->max));
+	return o;
+}
+
+static json_t *stressor_json(const struct pmd_run *run, unsigned i, double secs)
+{
+	const struct pmd_sinst *si = &run->sinst[i];
+	const struct pmd_totals *t = &run->totals[i];
+	const struct pmd_metric *m;
+	json_t *o = json_object(), *ctr = json_object(), *lat = json_object(), *cov = json_object();
+	unsigned k;
+
+	json_object_set_new(o, "name", json_string(si->st->name));
+	json_object_set_new(o, "summary", json_string(si->st->summary));
+	json_object_set_new(o, "workers", json_integer(si->nworkers));
+	json_object_set_new(o, "status", json_string(si->skipped ? "skipped" : "ran"));
+	if (si->skipped) {
+		json_object_set_new(o, "reason", json_string(si->skipped));
+		json_decref(ctr);
+		json_decref(lat);
+		json_decref(cov);
+		return o;
+	}
+	json_object_set_new(o, "ops", json_integer((json_int_t)t->counter[0]));
+	json_object_set_new(o, "ops_per_s", json_real(secs > 0 ? (double)t->counter[0] / secs : 0));
+	json_object_set_new(o, "faults", json_integer((json_int_t)t->faults));
+	json_object_set_new(o, "faults_per_s", json_real(secs > 0 ? (double)t->faults / secs : 0));
+	for (k = 0; k < PMD_THPS_COUNT; k++)
+		json_object_set_new(cov, pmd_thp_state_name(k), json_integer((json_int_t)t->thp[k]));
+	json_object_set_new(o, "thp_coverage", cov);
+	for (k = 0, m = si->st->metrics; m && m->name; m++, k++) {
+		if (m->kind == PMD_METRIC_LATENCY) {
+			json_object_set_new(lat, m->name, pmd_hist_json(&t->hist[k]));
+		} else {
+			json_t *c = json_object();
+
+			json_object_set_new(c, "total", json_integer((json_int_t)t->counter[k]));
+			json_object_set_new(c, "per_s", json_real(secs > 0 ? (double)t->counter[k] / secs
+									  : 0));
+			json_object_set_new(ctr, m->name, c);
+		}
+	}
+	json_object_set_new(o, "counters", ctr);
+	json_object_set_new(o, "latency", lat);
+	return o;
+}
+
+static json_t *ring_json(const struct pmd_event *e, uint64_t t0)
+{
+	json_t *a = json_array();
+	unsigned i;
+
+	for (i = 0; i < e->ring_len; i++) {
+		const struct pmd_ring_entry *r = &e->ring[i];
+		json_t *o = json_object();
+
+		json_object_set_new(o, "t_s", json_real(r->t_ns > t0 ? (double)(r->t_ns - t0) / 1e9
+								     : 0));
+		json_object_set_new(o, "op", json_string(pmd_op_name((unsigned)(r->word & 0xff))));
+		json_object_set_new(o, "worker", json_integer((json_int_t)((r->word >> 8) & 0xffff)));
+		json_object_set_new(o, "gen", json_integer((json_int_t)((r->word >> 24) & 0xfff)));
+		json_object_set_new(o, "arg", json_integer((json_int_t)(r->word >> 36)));
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+static json_t *event_json(const struct pmd_run *run, const struct pmd_event *e)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "kind", json_string(pmd_event_kind_name(e->kind)));
+	if (e->kind == PMD_EV_CORRUPTION)
+		json_object_set_new(o, "class", json_string(pmd_class_name(e->class)));
+	json_object_set_new(o, "t_s", json_real(e->t_ns > run->t0 ? (double)(e->t_ns - run->t0) / 1e9
+								  : 0));
+	json_object_set_new(o, "stressor", e->stressor ? json_string(e->stressor) : json_null());
+	json_object_set_new(o, "worker", json_integer(e->worker));
+	if (e->chunk >= 0) {
+		json_object_set_new(o, "address", hex(e->addr));
+		json_object_set_new(o, "chunk", json_integer(e->chunk));
+		json_object_set_new(o, "page", json_integer(e->page));
+		json_object_set_new(o, "slot", json_integer(e->slot));
+		json_object_set_new(o, "offset", hex((uint64_t)e->chunk * PMD_CHUNK_SIZE +
+						     ((uint64_t)e->page << PMD_PAGE_SHIFT) +
+						     (uint64_t)e->slot * 8));
+		json_object_set_new(o, "generation", json_integer(e->gen));
+		json_object_set_new(o, "expected", hex(e->expected));
+		json_object_set_new(o, "actual", hex(e->actual));
+		json_object_set_new(o, "bad_slots", json_integer(e->bad_slots));
+		json_object_set_new(o, "thp_state", json_string(pmd_thp_state_name(e->thp)));
+		json_object_set_new(o, "pfn", e->pfn ? hex(e->pfn) : json_null());
+		json_object_set_new(o, "op_ring", ring_json(e, run->t0));
+	}
+	json_object_set_new(o, "text", json_string(e->text));
+	return o;
+}
+
+static json_t *events_json(const struct pmd_run *run)
+{
+	json_t *o = json_object(), *kinds = json_object(), *classes = json_object();
+	json_t *kept = json_array();
+	unsigned i;
+
+	json_object_set_new(o, "total", json_integer((json_int_t)run->ev_posted));
+	for (i = 0; i < PMD_EV_KIND_COUNT; i++)
+		json_object_set_new(kinds, pmd_event_kind_name(i),
+				    json_integer((json_int_t)run->ev_count[i]));
+	for (i = 1; i < PMD_CLASS_COUNT; i++)
+		json_object_set_new(classes, pmd_class_name(i),
+				    json_integer((json_int_t)run->class_count[i]));
+	json_object_set_new(o, "by_kind", kinds);
+	json_object_set_new(o, "by_class", classes);
+	for (i = 0; i < run->nkept; i++)
+		json_array_append_new(kept, event_json(run, &run->kept[i]));
+	json_object_set_new(o, "kept", kept);
+	json_object_set_new(o, "not_kept", json_integer((json_int_t)run->dropped));
+	return o;
+}
+
+static json_t *vmstat_json(const struct pmd_run *run)
+{
+	json_t *o = json_object();
+	unsigned i;
+
+	for (i = 0; i < run->vm_after.n; i++) {
+		int64_t d;
+
+		if (pmd_vmstat_delta(&run->vm_before, &run->vm_after, run->vm_after.e[i].name, &d))
+			json_object_set_new(o, run->vm_after.e[i].name, json_integer(d));
+	}
+	return o;
+}
+
+static json_t *arena_json(const struct pmd_run *run)
+{
+	const struct pmd_arena *a = &run->arena;
+	json_t *o = json_object();
+	char mode[16];
+
+	pmd_opt_format(pmd_opt_find(pmd_global_options, "thp"), run->cfg, mode, sizeof(mode));
+	json_object_set_new(o, "base", hex((uintptr_t)a->base));
+	json_object_set_new(o, "size", json_integer((json_int_t)a->size));
+	json_object_set_new(o, "chunks", json_integer(a->nchunks));
+	json_object_set_new(o, "chunk_size", json_integer((json_int_t)PMD_CHUNK_SIZE));
+	json_object_set_new(o, "shared", json_boolean(a->shared));
+	json_object_set_new(o, "thp_mode", json_string(mode));
+	json_object_set_new(o, "thp_probe", json_string(pmd_thp_probe_method(run)));
+	json_object_set_new(o, "rss_end", json_integer((json_int_t)run->arena_rss_end));
+	json_object_set_new(o, "anon_huge_end", json_integer((json_int_t)run->arena_huge_end));
+	json_object_set_new(o, "thp_share_end",
+			    run->thp_share_end >= 0 ? json_real(run->thp_share_end) : json_null());
+	return o;
+}
+
+json_t *pmd_report_json_doc(const struct pmd_run *run, int argc, char **argv)
+{
+	json_t *doc = json_object(), *tool = json_object(), *av = json_array(), *st = json_array();
+	json_t *verdict = json_object();
+	double secs = pmd_run_seconds(run);
+	char when[32];
+	time_t ws = (time_t)run->wall_start;
+	struct tm tm;
+	unsigned i;
+	int a;
+
+	gmtime_r(&ws, &tm);
+	strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	json_object_set_new(doc, "schema", json_string("pmdstress-report"));
+	json_object_set_new(doc, "schema_version", json_integer(PMD_SCHEMA_VERSION));
+	json_object_set_new(tool, "name", json_string("pmdstress"));
+	json_object_set_new(tool, "version", json_string(PMD_VERSION));
+	json_object_set_new(doc, "tool", tool);
+	for (a = 0; a < argc; a++)
+		json_array_append_new(av, json_string(argv[a]));
+	json_object_set_new(doc, "argv", av);
+	json_object_set_new(doc, "scenario", json_string(run->cfg->scenario));
+	json_object_set_new(doc, "seed", hex(run->cfg->seed_used));
+	json_object_set_new(doc, "started", json_string(when));
+	json_object_set_new(doc, "duration_s", json_real(secs));
+	json_object_set_new(doc, "stop_reason", json_string(run->stop_reason));
+	json_object_set_new(doc, "threads", json_integer(run->nworkers));
+	json_object_set_new(doc, "options", options_json(run->cfg));
+	json_object_set_new(doc, "system", system_json(&run->sys));
+	json_object_set_new(doc, "arena", arena_json(run));
+	for (i = 0; i < run->nsinst; i++)
+		json_array_append_new(st, stressor_json(run, i, secs));
+	json_object_set_new(doc, "stressors", st);
+	json_object_set_new(doc, "vmstat", vmstat_json(run));
+	json_object_set_new(doc, "events", events_json(run));
+	json_object_set_new(verdict, "status",
+			    json_string((const char *[]){ "clean", "corruption", "usage", "kernel",
+							  "hang", "internal" }[run->exit_code <= 5
+										   ? run->exit_code
+										   : 0]));
+	if (run->exit_code == 125)
+		json_object_set_new(verdict, "status", json_string("skipped"));
+	json_object_set_new(verdict, "exit_code", json_integer(run->exit_code));
+	json_object_set_new(verdict, "summary", json_string(run->verdict));
+	json_object_set_new(doc, "verdict", verdict);
+	return doc;
+}
+
+int pmd_report_json(const char *path, const struct pmd_run *run, int argc, char **argv)
+{
+	json_t *doc = pmd_report_json_doc(run, argc, argv);
+	char tmp[PMD_OPT_STRLEN + 32];
+	int rc = 0;
+
+	if (!strcmp(path, "-")) {
+		rc = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+		fputc('\n', stdout);
+		json_decref(doc);
+		return rc ? -EIO : 0;
+	}
+	/* write then rename: a reader never sees half a report */
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
+	if (json_dump_file(doc, tmp, JSON_INDENT(2) | JSON_REAL_PRECISION(6)) ||
+	    rename(tmp, path)) {
+		rc = -errno ? -errno : -EIO;
+		unlink(tmp);
+	}
+	json_decref(doc);
+	return rc;
+}

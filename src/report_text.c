@@ -1,0 +1,229 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The text report: what ran, how fast, how it was mapped, what went wrong. */
+#include "report.h"
+
+#include "run.h"
+#include "units.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+double pmd_run_seconds(const struct pmd_run *run)
+{
+	uint64_t end = run->t_end ? run->t_end : pmd_now_ns();
+
+	return end > run->t0 ? (double)(end - run->t0) / 1e9 : 0.0;
+}
+
+static void human(double v, char *buf, size_t len)
+{
+	if (v >= 1e9)
+		snprintf(buf, len, "%.2fG", v / 1e9);
+	else if (v >= 1e6)
+		snprintf(buf, len, "%.2fM", v / 1e6);
+	else if (v >= 1e4)
+		snprintf(buf, len, "%.1fK", v / 1e3);
+	else
+		snprintf(buf, len, "%.0f", v);
+}
+
+void pmd_report_start(FILE *out, const struct pmd_run *run)
+{
+	const struct pmd_config *cfg = run->cfg;
+	char sz[32], dur[32];
+	unsigned i;
+
+	if (cfg->quiet)
+		return;
+	pmd_format_size(cfg->size, sz, sizeof(sz));
+	pmd_format_duration(cfg->duration_ns, dur, sizeof(dur));
+	fprintf(out, "pmdstress %s: scenario %s, seed 0x%" PRIx64 ", %u threads, %s %s arena, "
+		     "thp=%s, %s\n",
+		PMD_VERSION, cfg->scenario, cfg->seed_used, run->nworkers, sz,
+		cfg->shared ? "shared" : "private",
+		(const char *[]){ "madvise", "nohuge", "toggle", "inherit" }[cfg->thp], dur);
+	fprintf(out, "kernel %s, %ld CPUs, %u NUMA node%s, THP enabled=%s defrag=%s; stressors:",
+		run->sys.release, run->sys.cpus_online, run->sys.nodes,
+		run->sys.nodes == 1 ? "" : "s", pmd_sysinfo_thp(&run->sys, "enabled"),
+		pmd_sysinfo_thp(&run->sys, "defrag"));
+	for (i = 0; i < run->nsinst; i++) {
+		const struct pmd_sinst *si = &run->sinst[i];
+
+		if (si->skipped)
+			fprintf(out, " %s(skipped: %s)", si->st->name, si->skipped);
+		else
+			fprintf(out, " %s x%u", si->st->name, si->nworkers);
+	}
+	fprintf(out, "\n");
+	fflush(out);
+}
+
+static void stressor_table(FILE *out, const struct pmd_run *run, double secs)
+{
+	unsigned i;
+
+	fprintf(out, "\n%-10s %7s %10s %10s %10s %10s %6s %6s %6s\n", "stressor", "workers", "ops",
+		"ops/s", "faults", "faults/s", "thp", "pte", "mixed");
+	for (i = 0; i < run->nsinst; i++) {
+		const struct pmd_sinst *si = &run->sinst[i];
+		const struct pmd_totals *t = &run->totals[i];
+		char a[16], b[16], c[16], d[16];
+
+		if (si->skipped) {
+			fprintf(out, "%-10s %7s  skipped: %s\n", si->st->name, "-", si->skipped);
+			continue;
+		}
+		human((double)t->counter[0], a, sizeof(a));
+		human(secs > 0 ? (double)t->counter[0] / secs : 0, b, sizeof(b));
+		human((double)t->faults, c, sizeof(c));
+		human(secs > 0 ? (double)t->faults / secs : 0, d, sizeof(d));
+		fprintf(out, "%-10s %7u %10s %10s %10s %10s %6" PRIu64 " %6" PRIu64 " %6" PRIu64 "\n",
+			si->st->name, si->nworkers, a, b, c, d, t->thp[PMD_THPS_THP],
+			t->thp[PMD_THPS_PTE], t->thp[PMD_THPS_MIXED]);
+	}
+}
+
+static void counters_table(FILE *out, const struct pmd_run *run, double secs)
+{
+	unsigned i, k;
+	bool any = false;
+
+	for (i = 0; i < run->nsinst; i++) {
+		const struct pmd_sinst *si = &run->sinst[i];
+		const struct pmd_metric *m;
+
+		if (si->skipped)
+			continue;
+		for (k = 1, m = si->st->metrics + 1; m->name; m++, k++) {
+			char a[16], b[16];
+
+			if (m->kind != PMD_METRIC_COUNT)
+				continue;
+			if (!any)
+				fprintf(out, "\n%-28s %12s %12s\n", "counter", "total", "per second");
+			any = true;
+			human((double)run->totals[i].counter[k], a, sizeof(a));
+			human(secs > 0 ? (double)run->totals[i].counter[k] / secs : 0, b, sizeof(b));
+			fprintf(out, "%-10s %-17s %12s %12s\n", si->st->name, m->name, a, b);
+		}
+	}
+}
+
+static void latency_table(FILE *out, const struct pmd_run *run)
+{
+	static const double q[] = { 0.5, 0.9, 0.99, 0.999 };
+	unsigned i, k, j;
+	bool any = false;
+
+	for (i = 0; i < run->nsinst; i++) {
+		const struct pmd_sinst *si = &run->sinst[i];
+		const struct pmd_metric *m;
+
+		if (si->skipped)
+			continue;
+		for (k = 0, m = si->st->metrics; m->name; m++, k++) {
+			const struct pmd_hist *h = &run->totals[i].hist[k];
+			char v[16];
+
+			if (m->kind != PMD_METRIC_LATENCY || !h->count)
+				continue;
+			if (!any)
+				fprintf(out, "\n%-28s %9s %9s %9s %9s %9s %9s\n", "latency", "count",
+					"p50", "p90", "p99", "p99.9", "max");
+			any = true;
+			human((double)h->count, v, sizeof(v));
+			fprintf(out, "%-10s %-17s %9s", si->st->name, m->name, v);
+			for (j = 0; j < 4; j++) {
+				pmd_format_ns((double)pmd_hist_quantile(h, q[j]), v, sizeof(v));
+				fprintf(out, " %9s", v);
+			}
+			pmd_format_ns((double)h->max, v, sizeof(v));
+			fprintf(out, " %9s\n", v);
+		}
+	}
+}
+
+static void vmstat_lines(FILE *out, const struct pmd_run *run)
+{
+	unsigned i, col = 0;
+
+	fprintf(out, "\nvmstat deltas (system-wide, nonzero):\n ");
+	for (i = 0; i < run->vm_after.n; i++) {
+		int64_t d;
+
+		if (!pmd_vmstat_delta(&run->vm_before, &run->vm_after, run->vm_after.e[i].name, &d) ||
+		    !d)
+			continue;
+		col += (unsigned)fprintf(out, " %s %" PRId64, run->vm_after.e[i].name, d);
+		if (col > 76) {
+			fprintf(out, "\n ");
+			col = 0;
+		}
+	}
+	fprintf(out, "\n");
+}
+
+static void event_lines(FILE *out, const struct pmd_run *run)
+{
+	uint64_t total = __atomic_load_n(&run->ev_posted, __ATOMIC_RELAXED);
+	unsigned i, c;
+
+	if (!total) {
+		fprintf(out, "\nevents: none\n");
+		return;
+	}
+	fprintf(out, "\nevents: %" PRIu64, total);
+	for (c = 1; c < PMD_CLASS_COUNT; c++)
+		if (run->class_count[c])
+			fprintf(out, "  %s %" PRIu64, pmd_class_name(c), run->class_count[c]);
+	for (c = 1; c < PMD_EV_KIND_COUNT; c++)
+		if (run->ev_count[c])
+			fprintf(out, "  %s %" PRIu64, pmd_event_kind_name(c), run->ev_count[c]);
+	fprintf(out, "\n");
+	for (i = 0; i < run->nkept && i < 16; i++) {
+		const struct pmd_event *e = &run->kept[i];
+		char t[16];
+
+		pmd_format_ns((double)(e->t_ns > run->t0 ? e->t_ns - run->t0 : 0), t, sizeof(t));
+		if (e->kind == PMD_EV_CORRUPTION)
+			fprintf(out, "  +%s %s addr 0x%" PRIx64 " chunk %d page %d slot %d thp %s "
+				     "pfn 0x%" PRIx64 ": expected %#" PRIx64 " read %#" PRIx64
+				     " (%u bad slots)\n",
+				t, pmd_class_name(e->class), e->addr, e->chunk, e->page, e->slot,
+				pmd_thp_state_name(e->thp), e->pfn, e->expected, e->actual,
+				e->bad_slots);
+		else
+			fprintf(out, "  +%s %s %s: %s\n", t, pmd_event_kind_name(e->kind),
+				e->stressor ? e->stressor : "-", e->text);
+	}
+	if (total > 16)
+		fprintf(out, "  ... %" PRIu64 " more (the JSON report keeps the first %d)\n",
+			total - (run->nkept < 16 ? run->nkept : 16), PMD_EVENTS_KEPT);
+}
+
+void pmd_report_text(FILE *out, const struct pmd_run *run)
+{
+	double secs = pmd_run_seconds(run);
+	char rss[16], huge[16];
+	int64_t alloc = 0, fallback = 0;
+
+	fprintf(out, "\nran %.2fs (stopped: %s), seed 0x%" PRIx64 "\n", secs,
+		run->stop_reason[0] ? run->stop_reason : "-", run->cfg->seed_used);
+	stressor_table(out, run, secs);
+	counters_table(out, run, secs);
+	latency_table(out, run);
+	vmstat_lines(out, run);
+	pmd_vmstat_delta(&run->vm_before, &run->vm_after, "thp_fault_alloc", &alloc);
+	pmd_vmstat_delta(&run->vm_before, &run->vm_after, "thp_fault_fallback", &fallback);
+	pmd_format_size(run->arena_huge_end & ~((1ull << 20) - 1), huge, sizeof(huge));
+	pmd_format_size(run->arena_rss_end & ~((1ull << 20) - 1), rss, sizeof(rss));
+	if (run->thp_share_end >= 0)
+		fprintf(out, "THP share of the arena at the end: %.1f%% (AnonHugePages %s of Rss "
+			     "%s); probe: %s\n",
+			run->thp_share_end * 100, huge, rss, pmd_thp_probe_method(run));
+	else
+		fprintf(out, "THP share of the arena at the end: - (nothing resident); probe: %s\n",
+			pmd_thp_probe_method(run));
+	event_lines(out, run);
+	fprintf(out, "verdict: %s (exit %d)\n", run->verdict, run->exit_code);
+}

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The state of one run, owned by src/run.c; engine-internal. */
+#ifndef PMD_RUN_H
+#define PMD_RUN_H
+
+#include <pmdstress/stressor.h>
+
+#include "sysinfo.h"
+#include "vmstat.h"
+
+#include <pthread.h>
+#include <urcu/wfcqueue.h>
+
+/* Counters kept for every stressor, whatever its metrics. */
+struct pmd_totals {
+	uint64_t counter[PMD_MAX_METRICS];
+	struct pmd_hist hist[PMD_MAX_METRICS];
+	uint64_t faults;
+	uint64_t thp[PMD_THPS_COUNT];
+};
+
+struct pmd_event_node {
+	struct cds_wfcq_node node;
+	struct pmd_event ev;
+};
+
+struct pmd_run {
+	const struct pmd_config *cfg;
+	struct pmd_arena arena;
+	struct pmd_sinst sinst[PMD_MAX_STRESSORS];
+	unsigned nsinst;
+	struct pmd_worker *workers;
+	unsigned nworkers;
+	struct pmd_wstats *wstats; /* nworkers, cache-line aligned */
+	pthread_t *threads;
+	bool *started; /* thread i exists */
+	uint32_t go;   /* atomic futex word: 1 releases the workers */
+	bool setup_failed[PMD_MAX_STRESSORS];
+
+	uint32_t stop; /* atomic; also a futex word for pmd_sleep() */
+	uint64_t t0;   /* pmd_now_ns() at the start gate */
+	uint64_t t_end;
+	uint64_t wall_start; /* unix seconds */
+	int stop_signal;     /* the signal that stopped the run, or 0 */
+	char stop_reason[64];
+
+	/* events: posted wait-free, drained by the main thread */
+	struct cds_wfcq_head ev_head;
+	struct cds_wfcq_tail ev_tail;
+	uint64_t ev_count[PMD_EV_KIND_COUNT];
+	uint64_t class_count[PMD_CLASS_COUNT];
+	uint64_t ev_posted; /* atomic: posted so far (the live line reads it) */
+	struct pmd_event kept[PMD_EVENTS_KEPT];
+	unsigned nkept;
+	uint64_t dropped;
+
+	/* THP state probing */
+	int pagemap_fd, kpageflags_fd;
+	bool scan_ok; /* PAGEMAP_SCAN works on this kernel */
+
+	/* test-only corruption */
+	struct pmd_inject inject;
+	uint32_t inject_done; /* atomic */
+
+	struct pmd_sysinfo sys;
+	struct pmd_vmstat vm_before, vm_after;
+	double thp_share_end; /* AnonHugePages / Rss of the arena at the end, -1 unknown */
+	uint64_t arena_rss_end, arena_huge_end;
+
+	/* merged results, per stressor instance */
+	struct pmd_totals totals[PMD_MAX_STRESSORS];
+	int exit_code;
+	char verdict[256];
+};
+
+int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv);
+
+/* Drain the event queue into the kept/counted store. Main thread only. */
+void pmd_events_drain(struct pmd_run *run);
+void pmd_events_init(struct pmd_run *run);
+
+/* THP probing resources (src/thpprobe.c). */
+void pmd_thp_probe_init(struct pmd_run *run);
+void pmd_thp_probe_fini(struct pmd_run *run);
+const char *pmd_thp_probe_method(const struct pmd_run *run);
+/* PFN mapped at @addr, 0 if not present or not visible (needs CAP_SYS_ADMIN). */
+uint64_t pmd_page_pfn(struct pmd_run *run, const void *addr);
+/* Arena-wide AnonHugePages and Rss from /proc/self/smaps. */
+int pmd_arena_smaps(const struct pmd_arena *a, uint64_t *rss, uint64_t *huge);
+
+int pmd_arena_create(struct pmd_arena *a, const struct pmd_config *cfg);
+void pmd_arena_destroy(struct pmd_arena *a);
+
+int pmd_inject_parse(const char *text, struct pmd_inject *inj, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * How a chunk is mapped right now: one PMD-mapped huge page, small pages,
+ * a mix, or nothing. Best source first:
+ *   1. PAGEMAP_SCAN (Linux 6.7+): PAGE_IS_HUGE marks PMD-mapped pages, and
+ *      one ioctl covers the chunk;
+ *   2. pagemap PFNs + /proc/kpageflags (root): a huge page is 512 present,
+ *      contiguous PFNs from an aligned head with KPF_THP set (it cannot tell
+ *      a PMD mapping from an intact PTE-mapped one);
+ *   3. pagemap present bits only: NONE or UNKNOWN.
+ * Reading pagemap never faults the chunk in, so probing does not disturb
+ * the race it is observing.
+ */
+#include "compat.h"
+#include "run.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+void pmd_thp_probe_init(struct pmd_run *run)
+{
+	struct page_region r;
+	struct pm_scan_arg arg;
+
+	run->pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	run->kpageflags_fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+	run->scan_ok = false;
+	if (run->pagemap_fd < 0)
+		return;
+	memset(&arg, 0, sizeof(arg));
+	arg.size = sizeof(arg);
+	arg.start = (uintptr_t)run->arena.base;
+	arg.end = arg.start + PMD_PAGE_SIZE;
+	arg.vec = (uintptr_t)&r;
+	arg.vec_len = 1;
+	arg.category_anyof_mask = PAGE_IS_PRESENT | PAGE_IS_HUGE;
+	arg.return_mask = PAGE_IS_PRESENT | PAGE_IS_HUGE;
+	run->scan_ok = ioctl(run->pagemap_fd, PAGEMAP_SCAN, &arg) >= 0;
+}
+
+void pmd_thp_probe_fini(struct pmd_run *run)
+{
+	if (run->pagemap_fd >= 0)
+		close(run->pagemap_fd);
+	if (run->kpageflags_fd >= 0)
+		close(run->kpageflags_fd);
+	run->pagemap_fd = run->kpageflags_fd = -1;
+}
+
+static uint64_t kpageflags(const struct pmd_run *run, uint64_t pfn)
+{
+	uint64_t f = 0;
+
+	if (run->kpageflags_fd < 0 || !pfn ||
+	    pread(run->kpageflags_fd, &f, sizeof(f), (off_t)(pfn * sizeof(f))) != sizeof(f))
+		return 0;
+	return f;
+}
+
+uint64_t pmd_page_pfn(struct pmd_run *run, const void *addr)
+{
+	uint64_t e = 0;
+
+	if (run->pagemap_fd < 0 ||
+	    pread(run->pagemap_fd, &e, sizeof(e),
+		  (off_t)(((uintptr_t)addr >> PMD_PAGE_SHIFT) * sizeof(e))) != sizeof(e))
+		return 0;
+	return (e & PMD_PM_PRESENT) ? (e & PMD_PM_PFN_MASK) : 0;
+}
+
+static enum pmd_thp_state by_scan(struct pmd_run *run, uintptr_t addr, uint64_t first_pfn)
+{
+	struct page_region r[PMD_CHUNK_PAGES];
+	struct pm_scan_arg arg;
+	unsigned present = 0, huge = 0;
+	long n, i;
+
+	memset(&arg, 0, sizeof(arg));
+	arg.size = sizeof(arg);
+	arg.start = addr;
+	arg.end = addr + PMD_CHUNK_SIZE;
+	arg.vec = (uintptr_t)r;
+	arg.vec_len = PMD_CHUNK_PAGES;
+	arg.category_anyof_mask = PAGE_IS_PRESENT | PAGE_IS_HUGE;
+	arg.return_mask = PAGE_IS_PRESENT | PAGE_IS_HUGE;
+	n = ioctl(run->pagemap_fd, PAGEMAP_SCAN, &arg);
+	if (n < 0)
+		return PMD_THPS_UNKNOWN;
+	for (i = 0; i < n; i++) {
+		unsigned pages = (unsigned)((r[i].end - r[i].start) >> PMD_PAGE_SHIFT);
+
+		if (r[i].categories & PAGE_IS_PRESENT)
+			present += pages;
+		if (r[i].categories & PAGE_IS_HUGE)
+			huge += pages;
+	}
+	if (!present)
+		return PMD_THPS_NONE;
+	if (huge == PMD_CHUNK_PAGES)
+		return PMD_THPS_THP;
+	if (huge)
+		return PMD_THPS_MIXED;
+	/* small mappings of (part of) a huge page: a split PMD */
+	if (kpageflags(run, first_pfn) & (1ull << PMD_KPF_THP))
+		return PMD_THPS_MIXED;
+	return PMD_THPS_PTE;
+}
+
+static enum pmd_thp_state by_pagemap(struct pmd_run *run, uintptr_t addr, uint64_t *first_pfn)
+{
+	uint64_t e[PMD_CHUNK_PAGES];
+	unsigned i, present = 0, thp = 0;
+	bool contiguous = true, pfns = false;
+	uint64_t pfn0 = 0;
+
+	if (pread(run->pagemap_fd, e, sizeof(e), (off_t)((addr >> PMD_PAGE_SHIFT) * 8)) !=
+	    sizeof(e))
+		return PMD_THPS_UNKNOWN;
+	for (i = 0; i < PMD_CHUNK_PAGES; i++) {
+		uint64_t pfn = e[i] & PMD_PM_PFN_MASK;
+
+		if (!(e[i] & PMD_PM_PRESENT)) {
+			contiguous = false;
+			continue;
+		}
+		if (!present++)
+			pfn0 = pfn - i;
+		pfns |= pfn != 0;
+		if (pfn != pfn0 + i)
+			contiguous = false;
+		if (kpageflags(run, pfn) & (1ull << PMD_KPF_THP))
+			thp++;
+	}
+	*first_pfn = pfn0;
+	if (!present)
+		return PMD_THPS_NONE;
+	if (!pfns || run->kpageflags_fd < 0)
+		return PMD_THPS_UNKNOWN;
+	if (thp == PMD_CHUNK_PAGES && contiguous && pfn0 % PMD_CHUNK_PAGES == 0)
+		return PMD_THPS_THP;
+	return thp ? PMD_THPS_MIXED : PMD_THPS_PTE;
+}
+
+enum pmd_thp_state pmd_thp_probe(struct pmd_run *run, const struct pmd_chunk *c, uint64_t *pfn)
+{
+	uintptr_t addr = __atomic_load_n(&c->addr, __ATOMIC_ACQUIRE);
+	uint64_t first = 0;
+	enum pmd_thp_state s;
+
+	if (run->pagemap_fd < 0)
+		return PMD_THPS_UNKNOWN;
+	if (run->scan_ok) {
+		first = pmd_page_pfn(run, (const void *)addr);
+		s = by_scan(run, addr, first);
+	} else {
+		s = by_pagemap(run, addr, &first);
+	}
+	if (pfn)
+		*pfn = first;
+	return s;
+}
+
+const char *pmd_thp_probe_method(const struct pmd_run *run)
+{
+	if (run->pagemap_fd < 0)
+		return "none (pagemap unreadable)";
+	if (run->scan_ok)
+		return "pagemap_scan";
+	if (run->kpageflags_fd >= 0)
+		return "pagemap+kpageflags";
+	return "pagemap (present bits only)";
+}
+
+int pmd_arena_smaps(const struct pmd_arena *a, uint64_t *rss, uint64_t *huge)
+{
+	uintptr_t lo = (uintptr_t)a->base, hi = lo + a->size + (size_t)a->nspare * PMD_CHUNK_SIZE;
+	FILE *f = fopen("/proc/self/smaps", "re");
+	char line[512];
+	bool in = false;
+
+	*rss = *huge = 0;
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long start, end, kb;
+
+		/* VMA headers start with a lower-case hex address, fields with a Name: */
+		if ((isdigit((unsigned char)line[0]) || (line[0] >= 'a' && line[0] <= 'f')) &&
+		    sscanf(line, "%lx-%lx", &start, &end) == 2) {
+			in = start >= lo && end <= hi;
+			continue;
+		}
+		if (!in)
+			continue;
+		if (sscanf(line, "Rss: %lu kB", &kb) == 1)
+			*rss += (uint64_t)kb << 10;
+		else if (sscanf(line, "AnonHugePages: %lu kB", &kb) == 1)
+			*huge += (uint64_t)kb << 10;
+	}
+	fclose(f);
+	return 0;
+}

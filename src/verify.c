@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The verifier: every slot of every page against what its owner recorded.
+ * Slots 0..nslots-1 of a page hold the stamps of the chunk's generation,
+ * except slots whose worker skipped the round; every other slot, and every
+ * page a partner zeroed, must read zero. A round a zap raced (DISTURBED) and
+ * pages under MADV_FREE may read zero where a stamp was written, never
+ * anything else. One event per bad page carries its first bad slot.
+ */
+#include "run.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static uint64_t expected_at(const struct pmd_arena *a, const struct pmd_chunk *c, uint32_t lpage,
+			    unsigned slot, bool zero_page)
+{
+	if (zero_page || slot >= c->nslots || pmd_mask_test(c->skipped, slot))
+		return 0;
+	return pmd_stamp(a->tag_key, c->domain, lpage, c->gen, slot);
+}
+
+static void post_bad_page(struct pmd_worker *w, struct pmd_chunk *c, unsigned page,
+			  unsigned slot, uint64_t expected, uint64_t actual, enum pmd_class cls,
+			  unsigned bad)
+{
+	struct pmd_run *run = w->si->run;
+	struct pmd_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = PMD_EV_CORRUPTION;
+	ev.class = cls;
+	ev.t_ns = pmd_now_ns();
+	ev.worker = (int)w->id;
+	ev.stressor = w->si->st->name;
+	pmd_event_at_chunk(&ev, c, page, slot);
+	ev.expected = expected;
+	ev.actual = actual;
+	ev.bad_slots = bad;
+	ev.thp = pmd_thp_probe(run, c, NULL);
+	ev.pfn = pmd_page_pfn(run, (const void *)(uintptr_t)(ev.addr & ~(PMD_PAGE_SIZE - 1)));
+	snprintf(ev.text, sizeof(ev.text), "%s at chunk %u page %u slot %u: expected %#llx, "
+		 "read %#llx (%u bad slots in the page)", pmd_class_name(cls), c->index, page, slot,
+		 (unsigned long long)expected, (unsigned long long)actual, bad);
+	pmd_event_post(run, &ev);
+}
+
+unsigned pmd_verify_pages(struct pmd_worker *w, struct pmd_chunk *c, char *addr, unsigned lo,
+			  unsigned hi)
+{
+	const struct pmd_arena *a = w->si->arena;
+	bool disturbed = __atomic_load_n(&c->flags, __ATOMIC_ACQUIRE) & PMD_CF_DISTURBED;
+	unsigned p, s, total = 0;
+
+	for (p = lo; p < hi && p < PMD_CHUNK_PAGES; p++) {
+		uint32_t lpage = c->index * (uint32_t)PMD_CHUNK_PAGES + p;
+		bool zero = pmd_mask_test(c->zero_pages, p);
+		bool maybe = disturbed || pmd_mask_test(c->maybe_pages, p);
+		unsigned bad = 0, first = 0;
+		uint64_t first_exp = 0, first_act = 0;
+
+		for (s = 0; s < PMD_PAGE_SLOTS; s++) {
+			uint64_t act = pmd_load(pmd_page_slot(addr, p, s));
+			uint64_t exp;
+
+			/* the common case first: an unwritten slot reading zero */
+			if (!act && (s >= c->nslots || zero))
+				continue;
+			exp = expected_at(a, c, lpage, s, zero);
+			if (act == exp || (!act && maybe))
+				continue;
+			if (!bad++) {
+				first = s;
+				first_exp = exp;
+				first_act = act;
+			}
+		}
+		if (bad) {
+			enum pmd_class cls = pmd_stamp_classify(a->tag_key, first_act, first_exp,
+								lpage, c->gen, first, c->domain);
+
+			post_bad_page(w, c, p, first, first_exp, first_act, cls, bad);
+			total += bad;
+		}
+	}
+	return total;
+}

@@ -1,0 +1,513 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fault: the first-touch storm.
+ *
+ * The race: many threads of one process write, at the same moment, to the
+ * same freshly zapped 2 MiB range of one anonymous VMA. With THP allowed,
+ * each of them enters do_huge_pmd_anonymous_page() for the same pmd_none
+ * PMD, allocates and clears a huge page, and all but one must find the PMD
+ * populated under its lock and throw theirs away; when the huge page cannot
+ * be had they race in __pte_alloc() to install one page table, then in
+ * do_anonymous_page() for each PTE. That is where "mm: Check if PTE is
+ * already allocated during page fault" (2011) and CVE-2012-1179 lived, and
+ * where a dropped recheck under the page-table lock loses a write.
+ *
+ * Each round, the workers of a group meet at a spin-then-futex gate; the
+ * last to arrive verifies the previous round, zaps the next chunk back to
+ * pmd_none (MADV_DONTNEED for a PMD-mapped chunk, munmap + MAP_FIXED for a
+ * PTE-mapped one, whose page table MADV_DONTNEED would keep) and releases
+ * them all at once. Every worker's first store goes to the same page, so
+ * their page-table installs collide, then they fan out in their own orders
+ * (forward, backward, or a random odd stride), writing their stamp into
+ * their own slot of every page.
+ *
+ * How to tell it fired: "collisions" counts rounds in which two or more
+ * workers' touch windows overlapped in time (the race was really run, not
+ * just load generated); the kernel's pgalloc_* deltas above thp_fault_alloc
+ * show huge pages allocated by losers and thrown away; and a lost race
+ * handled wrong shows as LOST_WRITE (a winner's page replaced by a fresh
+ * one) or FOREIGN (one page mapped twice) from the verifier.
+ */
+#include <pmdstress/stressor.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+
+enum { ORDER_MIXED, ORDER_FORWARD, ORDER_BACKWARD, ORDER_RANDOM };
+enum { LAT_TOUCH, LAT_PAGE };
+enum { ZAP_AUTO, ZAP_DONTNEED, ZAP_REMAP };
+
+struct fault_opts {
+	unsigned order;
+	uint64_t chunks;
+	uint64_t group;
+	unsigned latency;
+	unsigned zap;
+	uint64_t spin;
+};
+
+static const char *const orders[] = { "mixed", "forward", "backward", "random", NULL };
+static const char *const latencies[] = { "touch", "page", NULL };
+static const char *const zaps[] = { "auto", "dontneed", "remap", NULL };
+
+#define O(f) offsetof(struct fault_opts, f)
+static const struct pmd_option fault_options[] = {
+	{ "order", PMD_OPT_ENUM, O(order), "mixed", 0, 0, orders,
+	  "page order after the shared first page: mixed gives each worker one of "
+	  "forward, backward, random" },
+	{ "chunks", PMD_OPT_UINT, O(chunks), "1", 0, 131072, NULL,
+	  "chunks each group touches per round (0: all of the group's chunks, a full sweep)" },
+	{ "group", PMD_OPT_UINT, O(group), "64", 1, PMD_PAGE_SLOTS, NULL,
+	  "most workers racing on the same chunks; more workers form more groups" },
+	{ "latency", PMD_OPT_ENUM, O(latency), "touch", 0, 0, latencies,
+	  "touch: time each worker's first store of a chunk; page: time every store "
+	  "(a clock read per page)" },
+	{ "zap", PMD_OPT_ENUM, O(zap), "auto", 0, 0, zaps,
+	  "how a chunk is reset to pmd_none: auto picks MADV_DONTNEED for PMD-mapped "
+	  "chunks and munmap+MAP_FIXED otherwise" },
+	{ "spin", PMD_OPT_UINT, O(spin), "0", 0, 1000000000, NULL,
+	  "gate busy-wait iterations before sleeping (0: by CPU count)" },
+	PMD_OPT_END,
+};
+
+enum {
+	M_OPS,
+	M_ROUNDS,
+	M_COLLISIONS,
+	M_SKIPPED,
+	M_BAD_SLOTS,
+	M_ZAP_DONTNEED,
+	M_ZAP_REMAP,
+	M_FIRST_TOUCH,
+	M_WINDOW,
+	M_VERIFY,
+	M_ZAP,
+	M_PAGE,
+};
+
+static const struct pmd_metric fault_metrics[] = {
+	[M_OPS] = { "ops", PMD_METRIC_COUNT, "pages written" },
+	[M_ROUNDS] = { "rounds", PMD_METRIC_COUNT, "rounds run by all groups" },
+	[M_COLLISIONS] = { "collisions", PMD_METRIC_COUNT,
+			   "rounds in which two or more workers' touch windows overlapped" },
+	[M_SKIPPED] = { "skipped", PMD_METRIC_COUNT, "chunk touches skipped: chunk retired" },
+	[M_BAD_SLOTS] = { "bad_slots", PMD_METRIC_COUNT, "slots that failed verification" },
+	[M_ZAP_DONTNEED] = { "zap_dontneed", PMD_METRIC_COUNT, "chunks reset by MADV_DONTNEED" },
+	[M_ZAP_REMAP] = { "zap_remap", PMD_METRIC_COUNT, "chunks reset by munmap+MAP_FIXED" },
+	[M_FIRST_TOUCH] = { "first_touch", PMD_METRIC_LATENCY,
+			    "a worker's first store to a fresh chunk: the contested fault" },
+	[M_WINDOW] = { "window", PMD_METRIC_LATENCY, "a worker's whole touch of a chunk" },
+	[M_VERIFY] = { "verify", PMD_METRIC_LATENCY, "verifying one chunk" },
+	[M_ZAP] = { "zap", PMD_METRIC_LATENCY, "resetting one chunk to pmd_none" },
+	[M_PAGE] = { "page", PMD_METRIC_LATENCY, "every store (latency=page only)" },
+	{ NULL },
+};
+
+struct fault_group {
+	struct pmd_gate gate;
+	unsigned first, n;	  /* workers: stressor indices first..first+n-1 */
+	unsigned lo, hi;	  /* the group's chunks */
+	unsigned cursor;	  /* next chunk to try */
+	unsigned want;		  /* chunks per round */
+	unsigned *cur, ncur;	  /* chunks of the round being run */
+	unsigned first_page;	  /* where every worker starts this round */
+	uint64_t round;		  /* rounds started */
+	bool stop;		  /* set by the serial step; read after the gate */
+	uint64_t *win_lo, *win_hi; /* each worker's touch window this round */
+} __attribute__((aligned(64)));
+
+struct fault_priv {
+	const struct fault_opts *o;
+	unsigned ngroups;
+	struct fault_group *groups;
+};
+
+struct fault_call {
+	struct fault_group *g;
+	struct pmd_worker *w;
+};
+
+/* ---- the serial step: verify the last round, set up the next ------------ */
+
+/* True if two or more touch windows overlapped: the race was really run. */
+static bool windows_overlap(const struct fault_group *g)
+{
+	unsigned i, j;
+
+	for (i = 0; i < g->n; i++) {
+		if (!g->win_hi[i])
+			continue;
+		for (j = i + 1; j < g->n; j++)
+			if (g->win_hi[j] && g->win_lo[i] < g->win_hi[j] && g->win_lo[j] < g->win_hi[i])
+				return true;
+	}
+	return false;
+}
+
+/* Test only (--inject): corrupt one slot behind the workers' backs. */
+static void inject(struct pmd_worker *w, struct pmd_chunk *c, char *addr, bool after_zap)
+{
+	struct pmd_run *run = w->si->run;
+	const struct pmd_inject *inj = pmd_inject_get(run);
+	const struct pmd_arena *a = w->si->arena;
+	uint32_t lpage = c->index * (uint32_t)PMD_CHUNK_PAGES + inj->page;
+	uint32_t gen = __atomic_load_n(&c->gen, __ATOMIC_RELAXED);
+	unsigned slot = inj->slot;
+	uint64_t v;
+
+	if (inj->class == PMD_CLASS_OK || inj->chunk != c->index ||
+	    (inj->class == PMD_CLASS_NONZERO_AFTER_ZAP) != after_zap)
+		return;
+	switch (inj->class) {
+	case PMD_CLASS_LOST_WRITE: /* a written slot reads zero */
+		v = 0;
+		break;
+	case PMD_CLASS_STALE: /* the previous generation's stamp survived */
+		v = pmd_stamp(a->tag_key, c->domain, lpage, gen > 1 ? gen - 1 : PMD_GEN_MAX, slot);
+		break;
+	case PMD_CLASS_FOREIGN: /* the next page's stamp, as if mapped twice */
+		v = pmd_stamp(a->tag_key, c->domain, lpage + 1, gen, slot);
+		break;
+	case PMD_CLASS_COW_LEAK: /* a fork child's stamp in the parent */
+		v = pmd_stamp(a->tag_key, PMD_STAMP_DOMAIN_CHILD, lpage, gen, slot);
+		break;
+	case PMD_CLASS_NONZERO_AFTER_ZAP: /* old data in a slot nobody writes */
+		if (slot < c->nslots)
+			slot = c->nslots < PMD_PAGE_SLOTS ? c->nslots : PMD_PAGE_SLOTS - 1;
+		v = pmd_stamp(a->tag_key, c->domain, lpage, gen > 1 ? gen - 1 : PMD_GEN_MAX, slot);
+		break;
+	default:
+		return;
+	}
+	if (!pmd_inject_claim(run))
+		return;
+	pmd_store(pmd_page_slot(addr, inj->page, slot), v);
+	pmd_chunk_log(c, pmd_now_ns(), PMD_OP_INJECT, w->id, inj->page);
+}
+
+static bool inject_due(const struct pmd_worker *w, const struct fault_group *g)
+{
+	const struct pmd_inject *inj = pmd_inject_get(w->si->run);
+
+	return inj->class != PMD_CLASS_OK && g->round >= inj->after_rounds;
+}
+
+static unsigned verify_chunk(struct pmd_worker *w, struct pmd_chunk *c, bool do_inject)
+{
+	uint64_t t = pmd_now_ns();
+	unsigned bad = 0;
+	char *addr = pmd_chunk_enter(c);
+
+	if (!addr)
+		return 0;
+	if (do_inject)
+		inject(w, c, addr, false);
+	if (w->si->cfg->verify)
+		bad = pmd_verify_pages(w, c, addr, 0, PMD_CHUNK_PAGES);
+	pmd_chunk_exit(c);
+	if (w->si->cfg->verify)
+		pmd_latency(w, M_VERIFY, pmd_now_ns() - t);
+	pmd_count(w, M_BAD_SLOTS, bad);
+	return bad;
+}
+
+static void finish_round(struct fault_group *g, struct pmd_worker *w)
+{
+	struct pmd_arena *a = w->si->arena;
+	unsigned i;
+
+	pmd_count(w, M_ROUNDS, 1);
+	if (windows_overlap(g))
+		pmd_count(w, M_COLLISIONS, 1);
+	for (i = 0; i < g->ncur; i++) {
+		struct pmd_chunk *c = &a->chunks[g->cur[i]];
+
+		verify_chunk(w, c, inject_due(w, g));
+		pmd_count_thp(w, pmd_thp_probe(w->si->run, c, NULL));
+		pmd_chunk_release(c, PMD_CHUNK_IDLE);
+	}
+	g->ncur = 0;
+}
+
+static void zap_chunk(struct fault_group *g, struct pmd_worker *w, struct pmd_chunk *c,
+		      const struct fault_opts *o)
+{
+	struct pmd_arena *a = w->si->arena;
+	uint64_t t = pmd_now_ns();
+	bool remap;
+	int err;
+
+	if (o->zap == ZAP_AUTO)
+		remap = a->shared || pmd_thp_probe(w->si->run, c, NULL) != PMD_THPS_THP;
+	else
+		remap = o->zap == ZAP_REMAP;
+	err = pmd_arena_zap(a, c, remap, w->id);
+	if (err)
+		pmd_worker_error(w, err, "fault: resetting chunk %u", c->index);
+	pmd_latency(w, M_ZAP, pmd_now_ns() - t);
+	pmd_count(w, remap ? M_ZAP_REMAP : M_ZAP_DONTNEED, 1);
+	if (a->thp == PMD_THP_TOGGLE) {
+		bool huge = !(g->round & 1);
+		char *addr = (char *)__atomic_load_n(&c->addr, __ATOMIC_ACQUIRE);
+
+		pmd_arena_madvise_thp(a, addr, PMD_CHUNK_SIZE, huge);
+		pmd_chunk_log(c, t, huge ? PMD_OP_MADV_HUGE : PMD_OP_MADV_NOHUGE, w->id, 0);
+	}
+}
+
+static void start_round(struct fault_group *g, struct pmd_worker *w, const struct fault_opts *o)
+{
+	struct pmd_arena *a = w->si->arena;
+	unsigned span = g->hi - g->lo, tries;
+
+	for (tries = 0; tries < span && g->ncur < g->want; tries++) {
+		unsigned idx = g->lo + g->cursor;
+		struct pmd_chunk *c = &a->chunks[idx];
+
+		g->cursor = (g->cursor + 1) % span;
+		/* a chunk a partner holds is left to it; the next one is tried */
+		if (!pmd_chunk_claim(c, PMD_CHUNK_IDLE, PMD_CHUNK_ROUND))
+			continue;
+		/* what the chunk held since its last round must still be there */
+		if (c->nslots)
+			verify_chunk(w, c, false);
+		zap_chunk(g, w, c, o);
+		c->nslots = g->n;
+		c->domain = PMD_STAMP_DOMAIN_RUN;
+		if (inject_due(w, g)) {
+			char *addr = pmd_chunk_enter(c);
+
+			if (addr) {
+				inject(w, c, addr, true);
+				pmd_chunk_exit(c);
+			}
+		}
+		pmd_chunk_log(c, pmd_now_ns(), PMD_OP_ROUND, w->id, g->n);
+		g->cur[g->ncur++] = idx;
+	}
+	g->first_page = (unsigned)pmd_rand_below(w, PMD_CHUNK_PAGES);
+	memset(g->win_hi, 0, sizeof(uint64_t) * g->n);
+	g->round++;
+}
+
+static void round_serial(void *arg)
+{
+	struct fault_call *call = arg;
+	struct fault_group *g = call->g;
+	struct pmd_worker *w = call->w;
+	const struct fault_opts *o = ((struct fault_priv *)w->si->priv)->o;
+
+	if (g->ncur)
+		finish_round(g, w);
+	if (pmd_should_stop(w)) {
+		g->stop = true;
+		return;
+	}
+	start_round(g, w, o);
+}
+
+/* ---- the touches ------------------------------------------------------------- */
+
+static unsigned worker_order(const struct fault_opts *o, unsigned slot)
+{
+	if (o->order != ORDER_MIXED)
+		return o->order;
+	return ORDER_FORWARD + slot % 3;
+}
+
+static uint64_t minflt(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_THREAD, &ru);
+	return (uint64_t)ru.ru_minflt;
+}
+
+static void touch_chunk(struct pmd_worker *w, struct pmd_chunk *c, char *addr, unsigned slot,
+			unsigned first, unsigned order, bool per_page)
+{
+	const uint64_t key = w->si->arena->tag_key;
+	const uint32_t gen = __atomic_load_n(&c->gen, __ATOMIC_RELAXED);
+	const uint32_t lbase = c->index * (uint32_t)PMD_CHUNK_PAGES;
+	unsigned k, p = first, stride = 1;
+	uint64_t t0, t1;
+
+	if (order == ORDER_BACKWARD)
+		stride = PMD_CHUNK_PAGES - 1;
+	else if (order == ORDER_RANDOM)
+		stride = (unsigned)(pmd_rand_below(w, PMD_CHUNK_PAGES / 2) * 2 + 1);
+	/* the contested store: every worker's first write hits the same page */
+	t0 = pmd_now_ns();
+	pmd_store(pmd_page_slot(addr, p, slot), pmd_stamp(key, PMD_STAMP_DOMAIN_RUN, lbase + p, gen,
+							  slot));
+	t1 = pmd_now_ns();
+	pmd_latency(w, M_FIRST_TOUCH, t1 - t0);
+	for (k = 1; k < PMD_CHUNK_PAGES; k++) {
+		/* an odd stride modulo 512 visits every page once */
+		p = (p + stride) % PMD_CHUNK_PAGES;
+		if (per_page) {
+			uint64_t a = pmd_now_ns();
+
+			pmd_store(pmd_page_slot(addr, p, slot),
+				  pmd_stamp(key, PMD_STAMP_DOMAIN_RUN, lbase + p, gen, slot));
+			pmd_latency(w, M_PAGE, pmd_now_ns() - a);
+		} else {
+			pmd_store(pmd_page_slot(addr, p, slot),
+				  pmd_stamp(key, PMD_STAMP_DOMAIN_RUN, lbase + p, gen, slot));
+		}
+	}
+	pmd_latency(w, M_WINDOW, pmd_now_ns() - t0);
+	pmd_count(w, M_OPS, PMD_CHUNK_PAGES);
+}
+
+static void touch_round(struct fault_group *g, struct pmd_worker *w, const struct fault_opts *o)
+{
+	struct pmd_arena *a = w->si->arena;
+	unsigned slot = w->index - g->first, order = worker_order(o, slot), i;
+	uint64_t f0 = minflt(), lo = pmd_now_ns();
+
+	for (i = 0; i < g->ncur; i++) {
+		struct pmd_chunk *c = &a->chunks[g->cur[i]];
+		char *addr = pmd_chunk_enter(c);
+
+		if (!addr) {
+			/* retired under us: the verifier must expect zeros here */
+			pmd_mask_set(c->skipped, slot);
+			pmd_count(w, M_SKIPPED, 1);
+			continue;
+		}
+		touch_chunk(w, c, addr, slot, g->first_page, order, o->latency == LAT_PAGE);
+		pmd_chunk_exit(c);
+	}
+	g->win_lo[slot] = lo;
+	g->win_hi[slot] = g->ncur ? pmd_now_ns() : 0;
+	pmd_count_faults(w, minflt() - f0);
+}
+
+static int fault_run(struct pmd_worker *w)
+{
+	struct fault_priv *fp = w->si->priv;
+	struct fault_group *g = &fp->groups[w->index * fp->ngroups / w->si->nworkers];
+	struct fault_call call = { .g = g, .w = w };
+
+	for (;;) {
+		pmd_gate_pass(&g->gate, round_serial, &call);
+		if (g->stop)
+			break;
+		touch_round(g, w, fp->o);
+		pmd_beat(w);
+	}
+	return 0;
+}
+
+/* ---- setup and the end ----------------------------------------------------- */
+
+static const char *fault_supported(struct pmd_sinst *si)
+{
+	const struct fault_opts *o = si->opts;
+	unsigned ngroups = (unsigned)((si->nworkers + o->group - 1) / o->group);
+	unsigned per = ngroups ? si->arena->nchunks / ngroups : 0;
+
+	if (!ngroups || per < (o->chunks ? o->chunks : 1)) {
+		snprintf(si->why, sizeof(si->why),
+			 "%u groups of up to %llu workers need %llu chunk(s) each, the arena has "
+			 "%u; raise --size or --fault-group",
+			 ngroups, (unsigned long long)o->group,
+			 (unsigned long long)(o->chunks ? o->chunks : 1), si->arena->nchunks);
+		return si->why;
+	}
+	return NULL;
+}
+
+static int fault_setup(struct pmd_sinst *si)
+{
+	const struct fault_opts *o = si->opts;
+	struct fault_priv *fp = calloc(1, sizeof(*fp));
+	unsigned i, ngroups;
+
+	if (!fp)
+		return -ENOMEM;
+	ngroups = (unsigned)((si->nworkers + o->group - 1) / o->group);
+	fp->o = o;
+	fp->ngroups = ngroups;
+	fp->groups = aligned_alloc(64, sizeof(*fp->groups) * ngroups);
+	if (!fp->groups) {
+		free(fp);
+		return -ENOMEM;
+	}
+	memset(fp->groups, 0, sizeof(*fp->groups) * ngroups);
+	si->priv = fp;
+	for (i = 0; i < ngroups; i++) {
+		struct fault_group *g = &fp->groups[i];
+		unsigned per = si->arena->nchunks / ngroups;
+
+		/* the inverse of fault_run's worker -> group mapping */
+		g->first = (unsigned)(((uint64_t)i * si->nworkers + ngroups - 1) / ngroups);
+		g->n = (unsigned)(((uint64_t)(i + 1) * si->nworkers + ngroups - 1) / ngroups) -
+		       g->first;
+		g->lo = i * per;
+		g->hi = g->lo + per;
+		g->want = o->chunks ? (unsigned)o->chunks : per;
+		g->cur = calloc(g->want, sizeof(*g->cur));
+		g->win_lo = calloc(g->n ? g->n : 1, sizeof(uint64_t));
+		g->win_hi = calloc(g->n ? g->n : 1, sizeof(uint64_t));
+		if (!g->cur || !g->win_lo || !g->win_hi)
+			return -ENOMEM;
+		pmd_gate_init(&g->gate, g->n, (unsigned)o->spin);
+	}
+	return 0;
+}
+
+/* The chunks that stayed settled since their last round must still hold it. */
+static int fault_verify(struct pmd_sinst *si)
+{
+	struct pmd_arena *a = si->arena;
+	unsigned i;
+
+	if (!si->cfg->verify || !si->nworkers)
+		return 0;
+	for (i = 0; i < a->nchunks; i++) {
+		struct pmd_chunk *c = &a->chunks[i];
+
+		if (c->nslots && pmd_chunk_claim(c, PMD_CHUNK_IDLE, PMD_CHUNK_HELD)) {
+			verify_chunk(&si->workers[0], c, false);
+			pmd_chunk_release(c, PMD_CHUNK_IDLE);
+		}
+	}
+	return 0;
+}
+
+static void fault_teardown(struct pmd_sinst *si)
+{
+	struct fault_priv *fp = si->priv;
+	unsigned i;
+
+	if (!fp)
+		return;
+	for (i = 0; i < fp->ngroups; i++) {
+		free(fp->groups[i].cur);
+		free(fp->groups[i].win_lo);
+		free(fp->groups[i].win_hi);
+	}
+	free(fp->groups);
+	free(fp);
+	si->priv = NULL;
+}
+
+const struct pmd_stressor pmd_stressor_fault = {
+	.abi = PMD_STRESSOR_ABI,
+	.name = "fault",
+	.summary = "first-touch storm: workers fault the same fresh chunk at once, THP vs PTE",
+	.options = fault_options,
+	.opts_size = sizeof(struct fault_opts),
+	.metrics = fault_metrics,
+	.supported = fault_supported,
+	.setup = fault_setup,
+	.run = fault_run,
+	.verify = fault_verify,
+	.teardown = fault_teardown,
+};
