@@ -241,6 +241,7 @@ int pmd_arena_zap(struct pmd_arena *a, struct pmd_chunk *c, bool remap, unsigned
 	pmd_mask_clear_all(c->skipped);
 	pmd_mask_clear_all(c->zero_pages);
 	pmd_mask_clear_all(c->maybe_pages);
-	__atomic_and_fetch(&c->flags, ~(uint32_t)PMD_CF_DISTURBED, __ATOMIC_RELAXED);
+	__atomic_and_fetch(&c->flags, ~(uint32_t)(PMD_CF_DISTURBED | PMD_CF_REPORTED),
+			   __ATOMIC_RELAXED);
 	return err;
 }

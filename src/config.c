@@ -111,6 +111,9 @@ int pmd_config_init(struct pmd_config *cfg, char *err, size_t errlen)
 			return errf(err, errlen, "stressor %s: contract version %u, engine has %u",
 				    st->name, st->abi, PMD_STRESSOR_ABI);
 		rc = pmd_opt_defaults(pmd_common_options, sc, err, errlen);
+		if (!rc && st->workers)
+			rc = pmd_opt_parse(pmd_opt_find(pmd_common_options, "workers"), sc,
+					   st->workers, err, errlen);
 		if (rc)
 			return rc;
 		sc->opts = calloc(1, st->opts_size ? st->opts_size : 1);

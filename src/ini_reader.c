@@ -22,7 +22,9 @@ struct reader {
 
 static void fail(struct reader *r, const char *msg, const char *arg)
 {
-	snprintf(r->err, r->errlen, "%s:%d: %s%s", r->origin, r->line, msg, arg);
+	/* the offending text, without its line end */
+	snprintf(r->err, r->errlen, "%s:%d: %s%.*s", r->origin, r->line, msg,
+		 (int)strcspn(arg, "\r\n"), arg);
 	r->failed = 1;
 }
 

@@ -414,8 +414,9 @@ static void decide_verdict(struct pmd_run *run)
 		ran += !run->sinst[i].skipped;
 	if (run->ev_count[PMD_EV_CORRUPTION]) {
 		run->exit_code = 1;
-		snprintf(run->verdict, sizeof(run->verdict), "data corruption: %llu bad pages",
-			 (unsigned long long)run->ev_count[PMD_EV_CORRUPTION]);
+		snprintf(run->verdict, sizeof(run->verdict), "data corruption: %llu bad page%s",
+			 (unsigned long long)run->ev_count[PMD_EV_CORRUPTION],
+			 run->ev_count[PMD_EV_CORRUPTION] == 1 ? "" : "s");
 	} else if (run->ev_count[PMD_EV_SIGNAL]) {
 		run->exit_code = 1;
 		snprintf(run->verdict, sizeof(run->verdict), "fault on a live chunk");
@@ -574,8 +575,8 @@ int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 		pmd_report_text(stdout, run);
 	if (cfg->json[0] && pmd_report_json(cfg->json, run, argc, argv))
 		fprintf(stderr, "pmdstress: cannot write the JSON report to %s\n", cfg->json);
-	fprintf(stderr, "pmdstress: %s (exit %d)\n", run->verdict, run->exit_code);
 	fflush(stdout);
+	fprintf(stderr, "pmdstress: %s (exit %d)\n", run->verdict, run->exit_code);
 	if (!joined) /* a worker is stuck in the kernel: do not wait for it */
 		_exit(run->exit_code);
 	rc = run->exit_code;

@@ -49,8 +49,13 @@ unsigned pmd_verify_pages(struct pmd_worker *w, struct pmd_chunk *c, char *addr,
 			  unsigned hi)
 {
 	const struct pmd_arena *a = w->si->arena;
-	bool disturbed = __atomic_load_n(&c->flags, __ATOMIC_ACQUIRE) & PMD_CF_DISTURBED;
+	uint32_t flags = __atomic_load_n(&c->flags, __ATOMIC_ACQUIRE);
+	bool disturbed = flags & PMD_CF_DISTURBED;
 	unsigned p, s, total = 0;
+
+	/* one corruption is one report, not one per later look at the chunk */
+	if (flags & PMD_CF_REPORTED)
+		return 0;
 
 	for (p = lo; p < hi && p < PMD_CHUNK_PAGES; p++) {
 		uint32_t lpage = c->index * (uint32_t)PMD_CHUNK_PAGES + p;
@@ -83,5 +88,7 @@ unsigned pmd_verify_pages(struct pmd_worker *w, struct pmd_chunk *c, char *addr,
 			total += bad;
 		}
 	}
+	if (total)
+		__atomic_or_fetch(&c->flags, PMD_CF_REPORTED, __ATOMIC_RELAXED);
 	return total;
 }

@@ -505,6 +505,7 @@ const struct pmd_stressor pmd_stressor_fault = {
 	.options = fault_options,
 	.opts_size = sizeof(struct fault_opts),
 	.metrics = fault_metrics,
+	.workers = "rest",
 	.supported = fault_supported,
 	.setup = fault_setup,
 	.run = fault_run,

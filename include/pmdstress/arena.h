@@ -48,6 +48,7 @@ enum pmd_chunk_state {
 /* Flags in pmd_chunk.flags, set by partners racing a round they do not own. */
 enum pmd_chunk_flags {
 	PMD_CF_DISTURBED = 1u << 0, /* a zap raced the round: any slot may read zero */
+	PMD_CF_REPORTED = 1u << 1,  /* found bad and reported: not verified again until reset */
 };
 
 /* Operations recorded in a chunk's ring (forensics). Keep names in arena.c. */

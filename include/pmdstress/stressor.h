@@ -66,6 +66,7 @@ struct pmd_stressor {
 	const struct pmd_option *options; /* private options, offsets into opts */
 	size_t opts_size;
 	const struct pmd_metric *metrics; /* metric 0 is "ops", a counter */
+	const char *workers;		  /* default share of --threads: "1", "10%", "rest" */
 	unsigned flags;
 	const char *(*supported)(struct pmd_sinst *si);
 	int (*setup)(struct pmd_sinst *si);

@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+# labels: e2e
+# timeout: 60
+"""The command line as a user meets it: --help, list, bad input (exit 2 with
+the offending value), did-you-mean, scenario files."""
+import os
+import re
+import sys
+import tempfile
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+from pmdtest import check, done, run  # noqa: E402
+
+r = run(["--help"], json_report=False)
+check(r.rc == 0, "--help exits 0")
+for opt in ["--threads", "--duration", "--size", "--shared", "--thp", "--seed", "--verify",
+            "--json", "--config", "--stressors", "--hang-timeout", "--fault-order",
+            "--fault-chunks", "--<stressor>-workers"]:
+    check(opt in r.out, f"--help lists {opt}")
+check(re.search(r"default 10s", r.out), "--help shows defaults")
+check("--inject" not in r.out, "test-only options stay hidden")
+check("Exit: 0 clean, 1 corruption" in r.out, "--help explains exit codes")
+
+r = run(["list"], json_report=False)
+check(r.rc == 0 and "fault" in r.out and "race" in r.out, "list shows stressors and scenarios")
+r = run(["version"], json_report=False)
+check(r.rc == 0 and r.out.startswith("pmdstress "), "version")
+
+def bad(args, needle):
+    r = run(args, json_report=False)
+    check(r.rc == 2, f"{' '.join(args)}: exit 2 (got {r.rc})")
+    check(needle in r.err, f"{' '.join(args)}: stderr names it: {r.err.strip()!r}")
+    check("Traceback" not in r.err and "Segmentation" not in r.err, "no crash")
+
+bad(["--threds", "4"], "did you mean --threads?")
+bad(["--threads", "-1"], "threads: invalid value '-1'")
+bad(["--size", "5M"], "multiple of 2M")
+bad(["--thp", "always"], "one of madvise|nohuge|toggle|inherit")
+bad(["--duration", "ten"], "duration: invalid value 'ten'")
+bad(["frobnicate"], "unknown command 'frobnicate'")
+bad(["--config"], "--config needs a value")
+bad(["--inject", "bogus"], "--inject: invalid value 'bogus'")
+
+with tempfile.NamedTemporaryFile("w", suffix=".ini", delete=False) as f:
+    f.write("[global]\nthreads = 4\n[fault]\norderr = forward\n")
+bad(["--config", f.name], f"{f.name}:4: [fault] unknown key 'orderr' (did you mean 'order'?)")
+with open(f.name, "wb") as g:
+    g.write(bytes(range(256)) * 4)
+r = run(["--config", f.name], json_report=False)
+check(r.rc == 2 and f.name in r.err, f"binary garbage as a scenario: exit 2 naming the file ({r.err.strip()!r})")
+with open(f.name, "w") as g:
+    g.write("; a scenario of my own\n[global]\nduration = 1s\nthreads = 3\nsize = 8M\n[fault]\n")
+r = run(["--config", f.name, "--threads", "2", "--quiet"])
+check(r.rc == 0 and r.doc["threads"] == 2, "a scenario file runs; the command line overrides it")
+check(r.doc["scenario"] == f.name, "the report names the scenario file")
+os.unlink(f.name)
+done()

@@ -1,0 +1,58 @@
+#!/usr/bin/env python3
+# labels: e2e
+# timeout: 120
+"""Each --thp mode, private and shared: what the chunks end up as must match the mode."""
+import os
+import sys
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+from pmdtest import check, done, run, thp_available  # noqa: E402
+
+base = ["--threads", "6", "--duration", "2s", "--size", "16M", "--progress", "off", "--quiet"]
+
+r = run(base + ["--thp", "nohuge"])
+f = r.stressor("fault")
+check(r.rc == 0, f"nohuge runs clean\n{r.show()}")
+check(f["thp_coverage"]["thp"] == 0 and f["thp_coverage"]["pte"] > 0,
+      f"nohuge: only PTE-mapped chunks {f['thp_coverage']}")
+check(r.counter("fault", "zap_remap") == r.counter("fault", "rounds"),
+      "nohuge: every PTE-mapped chunk is reset by munmap+MAP_FIXED (to free its page table)")
+check(f["faults"] >= 500 * r.counter("fault", "rounds"),
+      f"nohuge: about 512 faults per round ({f['faults']} for {r.counter('fault', 'rounds')} rounds)")
+
+if thp_available():
+    r = run(base + ["--thp", "madvise"])
+    f = r.stressor("fault")
+    check(r.rc == 0, "madvise runs clean")
+    check(f["thp_coverage"]["thp"] > 0, f"madvise: THP-mapped chunks {f['thp_coverage']}")
+    check(r.counter("fault", "zap_dontneed") > 0, "madvise: PMD-mapped chunks reset by MADV_DONTNEED")
+
+    r = run(base + ["--thp", "toggle"])
+    f = r.stressor("fault")
+    check(r.rc == 0, "toggle runs clean")
+    check(f["thp_coverage"]["thp"] > 0 and f["thp_coverage"]["pte"] > 0,
+          f"toggle: both THP and PTE rounds {f['thp_coverage']}")
+
+r = run(base + ["--thp", "inherit"])
+check(r.rc == 0 and r.stressor("fault")["ops"] > 0, "inherit runs clean")
+
+r = run(base + ["--shared"])
+f = r.stressor("fault")
+check(r.rc == 0, f"shared runs clean\n{r.show()}")
+check(r.doc["arena"]["shared"] is True, "the report says the arena was shared")
+check(f["thp_coverage"]["pte"] > 0, f"shared (shmem) chunks are PTE-mapped: {f['thp_coverage']}")
+check(r.counter("fault", "zap_remap") == r.counter("fault", "rounds"),
+      "shared chunks are reset by replacing the mapping")
+
+r = run(base + ["--verify", "off"])
+check(r.rc == 0 and r.stressor("fault")["latency"]["verify"]["count"] == 0,
+      "--verify off: no verification")
+
+r = run(base + ["--fault-latency", "page", "--fault-order", "random"])
+lat = r.stressor("fault")["latency"]["page"]
+check(r.rc == 0 and lat["count"] >= 511 * r.counter("fault", "rounds"),
+      f"--fault-latency page times every store ({lat['count']})")
+
+r = run(["--threads", "130", "--duration", "2s", "--size", "16M", "--fault-group", "64",
+         "--progress", "off", "--quiet"])
+check(r.rc == 0 and r.counter("fault", "rounds") > 0, f"130 workers form 3 groups and run\n{r.show()}")
+done()

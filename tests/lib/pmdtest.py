@@ -1,0 +1,121 @@
+# SPDX-License-Identifier: GPL-2.0
+"""Helpers for pmdstress's script tests: run the real binary, read its JSON
+report, check, skip (exit 77) or fail with a message that says what was seen."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+PMDSTRESS = os.environ.get("PMDSTRESS") or os.path.join(
+    os.environ.get("PMD_BUILD_DIR", "build"), "pmdstress")
+SOURCE_DIR = os.environ.get("PMD_SOURCE_DIR", os.path.dirname(os.path.dirname(
+    os.path.dirname(os.path.abspath(__file__)))))
+BUILD_DIR = os.environ.get("PMD_BUILD_DIR", os.path.join(SOURCE_DIR, "build"))
+
+_failed = 0
+_count = 0
+
+
+def check(cond, what):
+    """Record one check; print it TAP-style."""
+    global _failed, _count
+    _count += 1
+    if cond:
+        print(f"ok {_count} - {what}")
+    else:
+        _failed += 1
+        print(f"not ok {_count} - {what}")
+    sys.stdout.flush()
+    return cond
+
+
+def done():
+    print(f"1..{_count}")
+    if _failed:
+        print(f"# {_failed} of {_count} checks failed")
+    sys.exit(1 if _failed else 0)
+
+
+def skip(reason):
+    print(f"# SKIP {reason}")
+    print(f"SKIP: {reason}", file=sys.stderr)
+    sys.exit(77)
+
+
+def fail(reason):
+    print(f"not ok - {reason}")
+    sys.exit(1)
+
+
+class Result:
+    def __init__(self, rc, out, err, doc, elapsed):
+        self.rc, self.out, self.err, self.doc, self.elapsed = rc, out, err, doc, elapsed
+
+    def stressor(self, name):
+        for s in (self.doc or {}).get("stressors", []):
+            if s["name"] == name:
+                return s
+        return None
+
+    def counter(self, stressor, name):
+        s = self.stressor(stressor)
+        return s["counters"][name]["total"] if s and name in s.get("counters", {}) else None
+
+    def vmstat(self, name, default=None):
+        return (self.doc or {}).get("vmstat", {}).get(name, default)
+
+    def events(self):
+        return (self.doc or {}).get("events", {}).get("kept", [])
+
+    def show(self):
+        """What a failing check should print: the tail of both streams."""
+        return (f"rc={self.rc}\n--- stdout (tail)\n{self.out[-3000:]}\n"
+                f"--- stderr (tail)\n{self.err[-3000:]}")
+
+
+def run(args, timeout=120, json_report=True, env=None, binary=None, check_rc=None):
+    """Run pmdstress with args; return a Result with the parsed JSON report."""
+    binary = binary or PMDSTRESS
+    fd, path = tempfile.mkstemp(prefix="pmdtest-", suffix=".json")
+    os.close(fd)
+    os.unlink(path)
+    cmd = [binary] + list(args)
+    if json_report:
+        cmd += ["--json", path]
+    e = dict(os.environ)
+    if env:
+        e.update(env)
+    t0 = time.monotonic()
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=e,
+                       errors="replace")
+    elapsed = time.monotonic() - t0
+    doc = None
+    if json_report and os.path.exists(path):
+        with open(path) as f:
+            doc = json.load(f)
+        os.unlink(path)
+    r = Result(p.returncode, p.stdout, p.stderr, doc, elapsed)
+    if check_rc is not None and p.returncode != check_rc:
+        print(r.show())
+    return r
+
+
+def spawn(args, **kw):
+    """Start pmdstress without waiting (for signal tests)."""
+    return subprocess.Popen([PMDSTRESS] + list(args), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, **kw)
+
+
+def thp_available():
+    try:
+        with open("/sys/kernel/mm/transparent_hugepage/enabled") as f:
+            return "[never]" not in f.read()
+    except OSError:
+        return False
+
+
+def is_root():
+    return os.geteuid() == 0

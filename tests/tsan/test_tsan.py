@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+# labels: tsan
+# timeout: 900
+"""ThreadSanitizer: build pmdstress with clang -fsanitize=thread, prove TSan
+reports a deliberate race here, then run the race scenario in every THP mode
+and with --inject, and fail on any report from pmdstress's own code."""
+import os
+import re
+import shutil
+import subprocess
+import sys
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+from pmdtest import BUILD_DIR, SOURCE_DIR, check, done, skip  # noqa: E402
+
+clang = shutil.which("clang")
+if not clang:
+    skip("clang is not installed (tools/deps installs it)")
+out = os.path.join(BUILD_DIR, "tsan")
+here = os.path.dirname(os.path.abspath(__file__))
+supp = os.path.join(here, "tsan.supp")
+env = dict(os.environ, CC=clang,
+           TSAN_OPTIONS=f"suppressions={supp} halt_on_error=0 second_deadlock_stack=1 "
+                        f"exitcode=66 report_signal_unsafe=0")
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, env=env, errors="replace", **kw)
+
+
+# 1. the sanitizer works on this machine at all
+canary = os.path.join(out, "race_canary")
+os.makedirs(out, exist_ok=True)
+r = sh([clang, "-fsanitize=thread", "-g", "-O1", "-o", canary, os.path.join(here, "race_canary.c")])
+if r.returncode:
+    skip(f"clang cannot build with -fsanitize=thread here: {r.stderr.strip()[:300]}")
+r = sh([canary])
+if "FATAL: ThreadSanitizer" in r.stderr:
+    # e.g. "unexpected memory mapping" when the kernel's mmap randomisation is too wide
+    skip(f"ThreadSanitizer cannot run on this kernel: {r.stderr.strip()[:300]}")
+check("WARNING: ThreadSanitizer: data race" in r.stderr,
+      "TSan reports the deliberate race in race_canary.c (so a clean run means something)")
+
+# 2. pmdstress built with TSan
+r = sh(["cmake", "-S", SOURCE_DIR, "-B", out, "-DPMD_SANITIZE=thread",
+        "-DCMAKE_BUILD_TYPE=RelWithDebInfo"])
+check(r.returncode == 0, f"configure the TSan build\n{r.stdout[-2000:]}{r.stderr[-2000:]}")
+r = sh(["cmake", "--build", out, "-j", str(os.cpu_count() or 2), "--target", "pmdstress"])
+if not check(r.returncode == 0, f"build the TSan binary\n{r.stdout[-3000:]}{r.stderr[-3000:]}"):
+    done()
+binary = os.path.join(out, "pmdstress")
+
+runs = [
+    ["--threads", "16", "--duration", "4s", "--thp", "madvise"],
+    ["--threads", "16", "--duration", "4s", "--thp", "nohuge"],
+    ["--threads", "16", "--duration", "4s", "--thp", "toggle"],
+    ["--threads", "8", "--duration", "3s", "--shared"],
+    ["--threads", "70", "--duration", "3s", "--fault-group", "32"],
+    ["--threads", "8", "--duration", "2s", "--inject", "stale:2:5:1"],
+]
+for args in runs:
+    r = sh([binary] + args + ["--progress", "off", "--quiet"], timeout=300)
+    reports = re.findall(r"WARNING: ThreadSanitizer: [^\n]*", r.stderr)
+    check(not reports and r.returncode in (0, 1) and "FATAL" not in r.stderr,
+          f"TSan clean: {' '.join(args)} (rc {r.returncode}, {len(reports)} reports)"
+          + ("\n" + r.stderr[:6000] if reports or r.returncode not in (0, 1) else ""))
+done()
