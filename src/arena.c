@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/mman.h>
 #include <urcu.h>
 
@@ -70,6 +71,7 @@ void pmd_chunk_release(struct pmd_chunk *c, enum pmd_chunk_state to)
 {
 	uint32_t old = __atomic_load_n(&c->state, __ATOMIC_RELAXED);
 
+	__atomic_and_fetch(&c->flags, ~(uint32_t)PMD_CF_CLOSING, __ATOMIC_RELAXED);
 	/* release: the next owner sees gen, nslots and the masks we wrote */
 	while (!__atomic_compare_exchange_n(&c->state, &old, (old & ~PMD_CHUNK_STATE_MASK) | to,
 					    false, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
@@ -115,6 +117,70 @@ void pmd_chunk_revive(struct pmd_chunk *c, char *addr)
 bool pmd_chunk_retired(const struct pmd_chunk *c)
 {
 	return __atomic_load_n(&c->state, __ATOMIC_ACQUIRE) & PMD_CHUNK_RETIRED;
+}
+
+bool pmd_chunk_disturb_begin(struct pmd_chunk *c)
+{
+	/*
+	 * Dekker with the owner's close_round(): we announce ourselves, then
+	 * look at the state; it raises CLOSING, then looks at disturbers. With
+	 * seq_cst on both sides at least one of us sees the other.
+	 */
+	__atomic_add_fetch(&c->disturbers, 1, __ATOMIC_SEQ_CST);
+	if ((__atomic_load_n(&c->state, __ATOMIC_SEQ_CST) & PMD_CHUNK_STATE_MASK) !=
+		    PMD_CHUNK_ROUND ||
+	    (__atomic_load_n(&c->flags, __ATOMIC_SEQ_CST) & PMD_CF_CLOSING)) {
+		__atomic_sub_fetch(&c->disturbers, 1, __ATOMIC_RELEASE);
+		return false;
+	}
+	__atomic_or_fetch(&c->flags, PMD_CF_DISTURBED, __ATOMIC_RELAXED);
+	return true;
+}
+
+void pmd_chunk_disturb_end(struct pmd_chunk *c)
+{
+	/* release: our zap happened before the owner's verify reads */
+	__atomic_sub_fetch(&c->disturbers, 1, __ATOMIC_RELEASE);
+}
+
+void pmd_chunk_close_round(struct pmd_chunk *c)
+{
+	__atomic_or_fetch(&c->flags, PMD_CF_CLOSING, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&c->disturbers, __ATOMIC_ACQUIRE))
+		sched_yield(); /* a disturber is inside one madvise call */
+}
+
+void pmd_chunk_open_round(struct pmd_chunk *c)
+{
+	__atomic_and_fetch(&c->flags, ~(uint32_t)PMD_CF_CLOSING, __ATOMIC_SEQ_CST);
+}
+
+char *pmd_arena_spare_get(struct pmd_arena *a)
+{
+	unsigned i;
+
+	for (i = 0; i < a->nspare && i < 64; i++) {
+		uint64_t bit = 1ull << i;
+
+		if (!(__atomic_fetch_or(&a->spare_used, bit, __ATOMIC_ACQ_REL) & bit))
+			return a->spare + (size_t)i * PMD_CHUNK_SIZE;
+	}
+	return NULL;
+}
+
+void pmd_arena_spare_put(struct pmd_arena *a, char *slot)
+{
+	unsigned i = (unsigned)((size_t)(slot - a->spare) / PMD_CHUNK_SIZE);
+
+	__atomic_fetch_and(&a->spare_used, ~(1ull << i), __ATOMIC_RELEASE);
+}
+
+int pmd_arena_placeholder(char *addr, size_t len)
+{
+	if (mmap(addr, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1,
+		 0) == MAP_FAILED)
+		return -errno;
+	return 0;
 }
 
 void pmd_chunk_log(struct pmd_chunk *c, uint64_t t_ns, enum pmd_op op, unsigned worker,

@@ -87,6 +87,20 @@ static json_t *system_json(const struct pmd_sysinfo *s)
 	return o;
 }
 
+static const char *better_name(const struct pmd_metric *m)
+{
+	switch (m->better) {
+	case PMD_BETTER_HIGHER:
+		return "higher";
+	case PMD_BETTER_LOWER:
+		return "lower";
+	case PMD_BETTER_NONE:
+		return "none";
+	default:
+		return m->kind == PMD_METRIC_LATENCY ? "lower" : "higher";
+	}
+}
+
 json_t *pmd_hist_json(const struct pmd_hist *h)
 {
 	json_t *o = json_object();
@@ -131,10 +145,14 @@ static json_t *stressor_json(const struct pmd_run *run, unsigned i, double secs)
 	json_object_set_new(o, "thp_coverage", cov);
 	for (k = 0, m = si->st->metrics; m && m->name; m++, k++) {
 		if (m->kind == PMD_METRIC_LATENCY) {
-			json_object_set_new(lat, m->name, pmd_hist_json(&t->hist[k]));
+			json_t *l = pmd_hist_json(&t->hist[k]);
+
+			json_object_set_new(l, "better", json_string(better_name(m)));
+			json_object_set_new(lat, m->name, l);
 		} else {
 			json_t *c = json_object();
 
+			json_object_set_new(c, "better", json_string(better_name(m)));
 			json_object_set_new(c, "total", json_integer((json_int_t)t->counter[k]));
 			json_object_set_new(c, "per_s", json_real(secs > 0 ? (double)t->counter[k] / secs
 									  : 0));

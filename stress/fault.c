@@ -91,13 +91,14 @@ enum {
 
 static const struct pmd_metric fault_metrics[] = {
 	[M_OPS] = { "ops", PMD_METRIC_COUNT, "pages written" },
-	[M_ROUNDS] = { "rounds", PMD_METRIC_COUNT, "rounds run by all groups" },
+	[M_ROUNDS] = { "rounds", PMD_METRIC_COUNT, "rounds run by all groups", PMD_BETTER_NONE },
 	[M_COLLISIONS] = { "collisions", PMD_METRIC_COUNT,
-			   "rounds in which two or more workers' touch windows overlapped" },
-	[M_SKIPPED] = { "skipped", PMD_METRIC_COUNT, "chunk touches skipped: chunk retired" },
-	[M_BAD_SLOTS] = { "bad_slots", PMD_METRIC_COUNT, "slots that failed verification" },
-	[M_ZAP_DONTNEED] = { "zap_dontneed", PMD_METRIC_COUNT, "chunks reset by MADV_DONTNEED" },
-	[M_ZAP_REMAP] = { "zap_remap", PMD_METRIC_COUNT, "chunks reset by munmap+MAP_FIXED" },
+			   "rounds in which two or more workers' touch windows overlapped",
+			   PMD_BETTER_NONE },
+	[M_SKIPPED] = { "skipped", PMD_METRIC_COUNT, "chunk touches skipped: chunk retired", PMD_BETTER_NONE },
+	[M_BAD_SLOTS] = { "bad_slots", PMD_METRIC_COUNT, "slots that failed verification", PMD_BETTER_NONE },
+	[M_ZAP_DONTNEED] = { "zap_dontneed", PMD_METRIC_COUNT, "chunks reset by MADV_DONTNEED", PMD_BETTER_NONE },
+	[M_ZAP_REMAP] = { "zap_remap", PMD_METRIC_COUNT, "chunks reset by munmap+MAP_FIXED", PMD_BETTER_NONE },
 	[M_FIRST_TOUCH] = { "first_touch", PMD_METRIC_LATENCY,
 			    "a worker's first store to a fresh chunk: the contested fault" },
 	[M_WINDOW] = { "window", PMD_METRIC_LATENCY, "a worker's whole touch of a chunk" },
@@ -226,6 +227,7 @@ static void finish_round(struct fault_group *g, struct pmd_worker *w)
 	for (i = 0; i < g->ncur; i++) {
 		struct pmd_chunk *c = &a->chunks[g->cur[i]];
 
+		pmd_chunk_close_round(c);
 		verify_chunk(w, c, inject_due(w, g));
 		pmd_count_thp(w, pmd_thp_probe(w->si->run, c, NULL));
 		pmd_chunk_release(c, PMD_CHUNK_IDLE);
@@ -269,7 +271,12 @@ static void start_round(struct fault_group *g, struct pmd_worker *w, const struc
 		struct pmd_chunk *c = &a->chunks[idx];
 
 		g->cursor = (g->cursor + 1) % span;
-		/* a chunk a partner holds is left to it; the next one is tried */
+		/*
+		 * Closed before it becomes a round: no partner may zap it while
+		 * its old contents are verified and it is reset. A chunk a
+		 * partner holds is left to it (its release clears CLOSING).
+		 */
+		pmd_chunk_close_round(c);
 		if (!pmd_chunk_claim(c, PMD_CHUNK_IDLE, PMD_CHUNK_ROUND))
 			continue;
 		/* what the chunk held since its last round must still be there */
@@ -287,6 +294,7 @@ static void start_round(struct fault_group *g, struct pmd_worker *w, const struc
 			}
 		}
 		pmd_chunk_log(c, pmd_now_ns(), PMD_OP_ROUND, w->id, g->n);
+		pmd_chunk_open_round(c);
 		g->cur[g->ncur++] = idx;
 	}
 	g->first_page = (unsigned)pmd_rand_below(w, PMD_CHUNK_PAGES);

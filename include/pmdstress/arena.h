@@ -49,6 +49,7 @@ enum pmd_chunk_state {
 enum pmd_chunk_flags {
 	PMD_CF_DISTURBED = 1u << 0, /* a zap raced the round: any slot may read zero */
 	PMD_CF_REPORTED = 1u << 1,  /* found bad and reported: not verified again until reset */
+	PMD_CF_CLOSING = 1u << 2,   /* the round's owner is about to verify: no new disturbers */
 };
 
 /* Operations recorded in a chunk's ring (forensics). Keep names in arena.c. */
@@ -91,6 +92,7 @@ struct pmd_chunk {
 	uint64_t skipped[PMD_MASK_WORDS];     /* slot s was not written (atomic bits) */
 	uint64_t zero_pages[PMD_MASK_WORDS];  /* page p must read all zero */
 	uint64_t maybe_pages[PMD_MASK_WORDS]; /* page p may read zero (MADV_FREE) */
+	uint32_t disturbers;		      /* atomic: partners inside a racing zap */
 	uint32_t ring_head;		      /* atomic */
 	struct pmd_ring_entry ring[PMD_RING_LEN];
 } __attribute__((aligned(64)));
@@ -108,6 +110,7 @@ struct pmd_arena {
 	unsigned nchunks; /* chunks in the arena */
 	char *spare;	  /* mremap targets, nspare chunks after the arena */
 	unsigned nspare;
+	uint64_t spare_used; /* atomic bitmap of spare slots in use */
 	bool shared;
 	enum pmd_thp_mode thp;
 	uint64_t tag_key; /* from the seed: stamps of another run never verify */
@@ -151,6 +154,30 @@ void pmd_chunk_retire(struct pmd_chunk *c);
 /* Open @c again, mapped at @addr (its old address unless it moved). */
 void pmd_chunk_revive(struct pmd_chunk *c, char *addr);
 bool pmd_chunk_retired(const struct pmd_chunk *c);
+
+/*
+ * Racing a round you do not own with an operation that may zero pages
+ * (MADV_DONTNEED, MADV_FREE of a chunk a fault round is writing): bracket
+ * it with these. begin() returns false (do not operate) unless the chunk
+ * is in a round that is not yet closing; while true, the round's owner
+ * will not verify, and the verifier accepts zeros for the whole round.
+ */
+bool pmd_chunk_disturb_begin(struct pmd_chunk *c);
+void pmd_chunk_disturb_end(struct pmd_chunk *c);
+/* The round owner, before verifying: refuse new disturbers, wait for the rest. */
+void pmd_chunk_close_round(struct pmd_chunk *c);
+/* The round owner, once the chunk is reset and the round may be raced. */
+void pmd_chunk_open_round(struct pmd_chunk *c);
+
+/*
+ * Spare slots: chunk-sized PROT_NONE places after the arena that mremap may
+ * move a held, retired chunk into. get() returns NULL if all are in use.
+ * A range a chunk leaves must be refilled with pmd_arena_placeholder() so
+ * no other mapping can land where the chunk will come back.
+ */
+char *pmd_arena_spare_get(struct pmd_arena *a);
+void pmd_arena_spare_put(struct pmd_arena *a, char *slot);
+int pmd_arena_placeholder(char *addr, size_t len);
 
 /* Append an operation to @c's ring. */
 void pmd_chunk_log(struct pmd_chunk *c, uint64_t t_ns, enum pmd_op op, unsigned worker,

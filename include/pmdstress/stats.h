@@ -48,10 +48,19 @@ enum pmd_metric_kind {
 	PMD_METRIC_LATENCY, /* merged histogram; percentiles */
 };
 
+/* Which way is better, for before/after comparisons. */
+enum pmd_better {
+	PMD_BETTER_DEFAULT = 0, /* counters: higher (a rate); latencies: lower */
+	PMD_BETTER_HIGHER,
+	PMD_BETTER_LOWER,
+	PMD_BETTER_NONE, /* not a performance figure (e.g. bad slots) */
+};
+
 struct pmd_metric {
 	const char *name;
 	enum pmd_metric_kind kind;
 	const char *help;
+	enum pmd_better better;
 };
 
 #define PMD_MAX_METRICS 16
