@@ -1,0 +1,655 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * split: PMD splits and huge PMD moves of chunks the storm has just written.
+ *
+ * The race: a huge PMD is split when a VMA boundary lands inside it
+ * (mprotect of a 4 KiB hole, munmap of one page: __split_vma() ->
+ * vma_adjust_trans_huge() -> split_huge_pmd()), and moved whole when
+ * mremap() moves a 2 MiB aligned range to a 2 MiB aligned place
+ * (move_page_tables() -> move_huge_pmd()). Both rewrite PMDs of one VMA
+ * while the storm's threads fault their neighbours in the same VMA under
+ * the per-VMA lock, and while khugepaged, migration or /proc walkers look
+ * at the same PMDs; the kernel history of this file is full of it: PMD
+ * migration-entry races (BUG in mm/huge_memory.c), split vs fault ("bad
+ * pmd"), a moved PMD losing its dirty bit or its page.
+ *
+ * Each op holds an idle chunk, preferring a PMD-mapped one:
+ *   - mprotect: a hole of `pages` pages goes PROT_READ (VMA split, PMD
+ *     split); the data is read through the hole, the hole goes back to
+ *     PROT_READ|PROT_WRITE (VMA merge) and the chunk is verified;
+ *   - munmap: the hole is unmapped (a PROT_NONE placeholder mapped over
+ *     it, so it is never a gap another thread's mmap could take) and a
+ *     fresh page mapped back with MAP_FIXED; the hole must now read zero;
+ *   - mremap: the whole chunk moves to a spare slot (huge PMD move; with
+ *     MREMAP_DONTUNMAP, so its old range never becomes a hole, and is then
+ *     filled with a placeholder), the chunk table follows it, the data is
+ *     verified there and the storm goes on using the chunk at its new
+ *     place; after `away` another op moves it home again and puts the slot
+ *     back (refilled with a placeholder).
+ * Every unmap or move is done with the chunk retired (RCU grace period).
+ *
+ * How to tell it fired: thp_split counts ops that found their chunk
+ * PMD-mapped before and not after (and vmstat thp_split_pmd rises with
+ * it); thp_moved counts PMD-mapped chunks still PMD-mapped at their new
+ * place. A kernel that gets it wrong shows LOST_WRITE / FOREIGN / STALE
+ * from the verifier after the op, NONZERO_AFTER_ZAP in a fresh page,
+ * SIGSEGV/SIGBUS on a live chunk, or "bad pmd" / "kernel BUG at mm/".
+ */
+#include <pmdstress/stressor.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+enum { K_MPROTECT, K_MUNMAP, K_MREMAP, K_COUNT };
+
+struct split_opts {
+	uint64_t rate;
+	uint64_t weight[K_COUNT];
+	uint64_t pages;
+	uint64_t away_ns;
+};
+
+#define O(f) offsetof(struct split_opts, f)
+static const struct pmd_option split_options[] = {
+	{ "rate", PMD_OPT_UINT, O(rate), "100", 0, 1000000, NULL,
+	  "operations per second, all workers together (0: as fast as possible)" },
+	{ "mprotect", PMD_OPT_UINT, O(weight[K_MPROTECT]), "1", 0, 100, NULL,
+	  "weight of mprotect holes in the op mix" },
+	{ "munmap", PMD_OPT_UINT, O(weight[K_MUNMAP]), "1", 0, 100, NULL,
+	  "weight of munmap + fresh MAP_FIXED page" },
+	{ "mremap", PMD_OPT_UINT, O(weight[K_MREMAP]), "1", 0, 100, NULL,
+	  "weight of whole-chunk moves to a spare slot and back" },
+	{ "pages", PMD_OPT_UINT, O(pages), "1", 1, PMD_CHUNK_PAGES - 1, NULL,
+	  "hole size in 4 KiB pages (mprotect and munmap)" },
+	{ "away", PMD_OPT_DURATION, O(away_ns), "50ms", 0, 3600000000000ull, NULL,
+	  "how long a moved chunk stays at its spare slot before it is moved home" },
+	PMD_OPT_END,
+};
+
+enum {
+	M_OPS,
+	M_MPROTECT,
+	M_MUNMAP,
+	M_MREMAP,
+	M_BACK,
+	M_THP_SPLIT,
+	M_THP_MOVED,
+	M_BUSY,
+	L_PROTECT,
+	L_UNPROTECT,
+	L_MUNMAP,
+	L_MMAP,
+	L_MREMAP,
+	L_BACK,
+};
+
+static const struct pmd_metric split_metrics[] = {
+	[M_OPS] = { "ops", PMD_METRIC_COUNT, "splits and moves done" },
+	[M_MPROTECT] = { "mprotect", PMD_METRIC_COUNT, "holes made read-only and back",
+			 PMD_BETTER_NONE },
+	[M_MUNMAP] = { "munmap", PMD_METRIC_COUNT, "holes unmapped and mapped fresh",
+		       PMD_BETTER_NONE },
+	[M_MREMAP] = { "mremap", PMD_METRIC_COUNT, "chunks moved to a spare slot",
+		       PMD_BETTER_NONE },
+	[M_BACK] = { "moved_home", PMD_METRIC_COUNT, "chunks moved back home", PMD_BETTER_NONE },
+	[M_THP_SPLIT] = { "thp_split", PMD_METRIC_COUNT,
+			  "ops that found the chunk PMD-mapped before and not after",
+			  PMD_BETTER_NONE },
+	[M_THP_MOVED] = { "thp_moved", PMD_METRIC_COUNT,
+			  "PMD-mapped chunks still PMD-mapped where they were moved",
+			  PMD_BETTER_NONE },
+	[M_BUSY] = { "busy", PMD_METRIC_COUNT,
+		     "moves not made: no spare slot free, or the range spans VMAs this kernel "
+		     "cannot move together", PMD_BETTER_NONE },
+	[L_PROTECT] = { "protect_call", PMD_METRIC_LATENCY, "mprotect of the hole to PROT_READ" },
+	[L_UNPROTECT] = { "unprotect_call", PMD_METRIC_LATENCY, "mprotect of the hole back" },
+	[L_MUNMAP] = { "munmap_call", PMD_METRIC_LATENCY,
+			"unmapping the hole (a PROT_NONE placeholder mapped over it)" },
+	[L_MMAP] = { "mmap_call", PMD_METRIC_LATENCY, "mmap of the fresh page(s)" },
+	[L_MREMAP] = { "mremap_call", PMD_METRIC_LATENCY, "moving a chunk to a spare slot" },
+	[L_BACK] = { "home_call", PMD_METRIC_LATENCY, "moving a chunk home" },
+	{ NULL },
+};
+
+/* Spare slot i holds chunk away[i] - 1 (0: none) since since[i]; atomics. */
+struct split_priv {
+	uint64_t total_weight;
+	uint32_t *away;
+	uint64_t *since;
+	uint32_t no_dontunmap; /* atomic: MREMAP_DONTUNMAP refused once */
+};
+
+static int map_flags(const struct pmd_arena *a)
+{
+	return (a->shared ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS | MAP_NORESERVE;
+}
+
+/* Wait for this worker's share of @rate ops/s; false once the run stops. */
+static bool pace(struct pmd_worker *w, uint64_t *next, uint64_t rate)
+{
+	uint64_t period, now;
+
+	if (!rate)
+		return !pmd_should_stop(w);
+	period = 1000000000ull * w->si->nworkers / rate;
+	now = pmd_now_ns();
+	/* behind by more than a few periods (descheduled): do not burst to catch up */
+	if (*next + 4 * period < now)
+		*next = now;
+	*next += period;
+	return *next <= now ? !pmd_should_stop(w) : pmd_sleep(w, *next - now);
+}
+
+static char *home_of(const struct pmd_arena *a, const struct pmd_chunk *c)
+{
+	return a->base + (size_t)c->index * PMD_CHUNK_SIZE;
+}
+
+static void verify_held(struct pmd_worker *w, struct pmd_chunk *c, unsigned lo, unsigned hi)
+{
+	char *addr;
+
+	if (!w->si->cfg->verify)
+		return;
+	addr = pmd_chunk_enter(c);
+	if (!addr)
+		return;
+	pmd_verify_pages(w, c, addr, lo, hi);
+	pmd_chunk_exit(c);
+}
+
+static char *addr_of(const struct pmd_chunk *c)
+{
+	return (char *)__atomic_load_n(&c->addr, __ATOMIC_ACQUIRE);
+}
+
+static bool usable(const struct pmd_chunk *c)
+{
+	return pmd_chunk_state(c) == PMD_CHUNK_IDLE &&
+	       !(__atomic_load_n(&c->flags, __ATOMIC_RELAXED) & PMD_CF_CLOSING);
+}
+
+static struct pmd_chunk *try_hold(struct pmd_worker *w, struct pmd_chunk *c, bool home_only)
+{
+	if (!pmd_chunk_claim(c, PMD_CHUNK_IDLE, PMD_CHUNK_HELD))
+		return NULL;
+	if (c->nslots && (!home_only || addr_of(c) == home_of(w->si->arena, c)))
+		return c;
+	pmd_chunk_release(c, PMD_CHUNK_IDLE);
+	return NULL;
+}
+
+/*
+ * Claim an idle chunk with recorded contents, PMD-mapped if one of the
+ * first few looked at is (the probe reads pagemap, never the memory).
+ * Chunks the storm is about to claim, and chunks no round has written yet
+ * (possibly still pmd_none, which the storm's first round relies on), are
+ * left alone. *state gets the chunk's THP state as seen under ownership.
+ */
+static struct pmd_chunk *hold_chunk(struct pmd_worker *w, bool home_only,
+				    enum pmd_thp_state *state)
+{
+	struct pmd_arena *a = w->si->arena;
+	unsigned start = (unsigned)pmd_rand_below(w, a->nchunks), i, looked = 0;
+	struct pmd_chunk *c = NULL, *other = NULL;
+
+	for (i = 0; i < a->nchunks && looked < 16 && !c; i++) {
+		struct pmd_chunk *cand = &a->chunks[(start + i) % a->nchunks];
+
+		if (!usable(cand))
+			continue;
+		looked++;
+		if (pmd_thp_probe(w->si->run, cand, NULL) == PMD_THPS_THP)
+			c = try_hold(w, cand, home_only);
+		else if (!other)
+			other = cand;
+	}
+	if (!c && other)
+		c = try_hold(w, other, home_only);
+	if (c)
+		*state = pmd_thp_probe(w->si->run, c, NULL);
+	return c;
+}
+
+static void count_split(struct pmd_worker *w, enum pmd_thp_state before,
+			const struct pmd_chunk *c)
+{
+	if (before == PMD_THPS_THP && pmd_thp_probe(w->si->run, c, NULL) != PMD_THPS_THP)
+		pmd_count(w, M_THP_SPLIT, 1);
+}
+
+static unsigned pick_hole(struct pmd_worker *w)
+{
+	const struct split_opts *o = w->si->opts;
+
+	return (unsigned)pmd_rand_below(w, PMD_CHUNK_PAGES - o->pages + 1);
+}
+
+/* ---- mprotect: a read-only hole ------------------------------------------ */
+
+static int op_mprotect(struct pmd_worker *w)
+{
+	const struct split_opts *o = w->si->opts;
+	enum pmd_thp_state before = PMD_THPS_UNKNOWN;
+	struct pmd_chunk *c = hold_chunk(w, false, &before);
+	unsigned lo = pick_hole(w), hi = lo + (unsigned)o->pages;
+	size_t len = (size_t)o->pages << PMD_PAGE_SHIFT;
+	char *hole;
+	uint64_t t;
+	int rc;
+
+	if (!c)
+		return 0;
+	hole = addr_of(c) + ((size_t)lo << PMD_PAGE_SHIFT);
+	t = pmd_now_ns();
+	rc = mprotect(hole, len, PROT_READ) ? -errno : 0;
+	pmd_latency(w, L_PROTECT, pmd_now_ns() - t);
+	pmd_chunk_log(c, t, PMD_OP_MPROTECT, w->id, lo | (hi - lo) << 9);
+	if (!rc) {
+		count_split(w, before, c);
+		/* the data must read right through the read-only hole */
+		verify_held(w, c, lo, hi);
+	}
+	t = pmd_now_ns();
+	/* even after a failure: part of the range may have changed */
+	if (mprotect(hole, len, PROT_READ | PROT_WRITE)) {
+		/* a read-only page in a chunk the storm writes: never hand it back */
+		rc = -errno;
+		pmd_worker_error(w, rc, "split: mprotect of chunk %u pages %u..%u back to "
+					"read-write (chunk left held)", c->index, lo, hi);
+		return rc;
+	}
+	pmd_latency(w, L_UNPROTECT, pmd_now_ns() - t);
+	pmd_chunk_log(c, pmd_now_ns(), PMD_OP_MPROTECT_RW, w->id, lo | (hi - lo) << 9);
+	if (rc)
+		pmd_worker_error(w, rc, "split: mprotect of chunk %u pages %u..%u to read-only",
+				 c->index, lo, hi);
+	else
+		pmd_count(w, M_MPROTECT, 1);
+	pmd_count(w, M_OPS, 1);
+	verify_held(w, c, 0, PMD_CHUNK_PAGES);
+	pmd_chunk_release(c, PMD_CHUNK_IDLE);
+	return 0;
+}
+
+/* ---- munmap: a hole, then a fresh page --------------------------------------- */
+
+/*
+ * The hole is unmapped by mapping a PROT_NONE placeholder over it: the
+ * kernel's munmap path (VMA split, PMD split, zap, page tables freed), but
+ * without a gap between the two calls. munmap(2) would leave one, and any
+ * thread's mmap may land in it: while the brk or page stressor runs, glibc
+ * malloc mmaps even a FILE buffer (M_MMAP_THRESHOLD 0).
+ */
+static int op_munmap(struct pmd_worker *w)
+{
+	const struct split_opts *o = w->si->opts;
+	struct pmd_arena *a = w->si->arena;
+	enum pmd_thp_state before = PMD_THPS_UNKNOWN;
+	struct pmd_chunk *c = hold_chunk(w, false, &before);
+	unsigned lo = pick_hole(w), hi = lo + (unsigned)o->pages, p;
+	size_t len = (size_t)o->pages << PMD_PAGE_SHIFT;
+	char *addr, *hole;
+	uint64_t t;
+	int rc;
+
+	if (!c)
+		return 0;
+	addr = addr_of(c);
+	hole = addr + ((size_t)lo << PMD_PAGE_SHIFT);
+	pmd_chunk_retire(c);
+	t = pmd_now_ns();
+	rc = pmd_arena_placeholder(hole, len);
+	pmd_latency(w, L_MUNMAP, pmd_now_ns() - t);
+	pmd_chunk_log(c, t, PMD_OP_MUNMAP_SUB, w->id, lo | (hi - lo) << 9);
+	if (!rc) {
+		t = pmd_now_ns();
+		if (mmap(hole, len, PROT_READ | PROT_WRITE, map_flags(a) | MAP_FIXED, -1, 0) ==
+		    MAP_FAILED)
+			rc = -errno;
+		pmd_latency(w, L_MMAP, pmd_now_ns() - t);
+	}
+	if (rc) {
+		/* a failed MAP_FIXED may have unmapped the range: never hand it back */
+		pmd_worker_error(w, rc, "split: unmapping and mapping chunk %u pages %u..%u "
+					"(chunk left retired)", c->index, lo, hi);
+		return rc;
+	}
+	/* THP advice and memory policy, as the arena had */
+	rc = pmd_arena_fresh_range(a, hole, len);
+	if (rc)
+		pmd_worker_error(w, rc, "split: THP advice or memory policy on chunk %u pages %u..%u",
+				 c->index, lo, hi);
+	for (p = lo; p < hi; p++)
+		pmd_mask_set(c->zero_pages, p);
+	pmd_chunk_revive(c, addr);
+	count_split(w, before, c);
+	pmd_count(w, M_MUNMAP, 1);
+	pmd_count(w, M_OPS, 1);
+	verify_held(w, c, 0, PMD_CHUNK_PAGES);
+	pmd_chunk_release(c, PMD_CHUNK_IDLE);
+	return 0;
+}
+
+/* ---- mremap: away to a spare slot and home again ------------------------------ */
+
+/*
+ * Move the 2 MiB at @from to @to (which holds a placeholder). With
+ * MREMAP_DONTUNMAP @from stays mapped (empty) until the caller's
+ * placeholder replaces it, so it is never a hole; older kernels, or a
+ * mapping it refuses, get a plain move and a hole for a moment.
+ */
+static int move_chunk(struct split_priv *sp, char *from, char *to)
+{
+	int flags = MREMAP_MAYMOVE | MREMAP_FIXED;
+
+	if (!__atomic_load_n(&sp->no_dontunmap, __ATOMIC_RELAXED)) {
+		if (mremap(from, PMD_CHUNK_SIZE, PMD_CHUNK_SIZE, flags | MREMAP_DONTUNMAP, to) !=
+		    MAP_FAILED)
+			return 0;
+		if (errno != EINVAL)
+			return -errno;
+		__atomic_store_n(&sp->no_dontunmap, 1, __ATOMIC_RELAXED);
+	}
+	return mremap(from, PMD_CHUNK_SIZE, PMD_CHUNK_SIZE, flags, to) == MAP_FAILED ? -errno : 0;
+}
+
+/* Refill the range a chunk left, so nothing else can map where it comes back. */
+static void fill_left(struct pmd_worker *w, struct pmd_chunk *c, char *from)
+{
+	int rc = pmd_arena_placeholder(from, PMD_CHUNK_SIZE);
+
+	if (rc)
+		pmd_worker_error(w, rc, "split: placeholder where chunk %u was (%p)", c->index,
+				 (void *)from);
+}
+
+static unsigned slot_index(const struct pmd_arena *a, const char *slot)
+{
+	return (unsigned)((size_t)(slot - a->spare) / PMD_CHUNK_SIZE);
+}
+
+/* Is any of [addr, addr + len) mapped accessible? (after a failed move: did part of it move?) */
+static bool range_accessible(const char *addr, size_t len)
+{
+	uintptr_t lo = (uintptr_t)addr, hi = lo + len;
+	FILE *f = fopen("/proc/self/maps", "re");
+	char line[512], perms[8];
+	bool any = false;
+
+	if (!f)
+		return true; /* cannot tell: assume the worst */
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long start, end;
+
+		if (sscanf(line, "%lx-%lx %7s", &start, &end, perms) == 3 && start < hi &&
+		    end > lo && perms[0] != '-')
+			any = true;
+	}
+	fclose(f);
+	return any;
+}
+
+/*
+ * A failed move of held, retired @c. If nothing reached @to the chunk is
+ * intact at @from: revived there, and 0 (EFAULT, a range split into VMAs a
+ * kernel before 6.17 cannot move together, only counts as busy). Else it
+ * is torn between two places: it stays retired and held for good.
+ */
+static int failed_move(struct pmd_worker *w, struct pmd_chunk *c, char *from, char *to, int rc)
+{
+	if (range_accessible(to, PMD_CHUNK_SIZE) || !range_accessible(from, PMD_CHUNK_SIZE)) {
+		pmd_worker_error(w, rc, "split: mremap of chunk %u from %p to %p failed half-way "
+					"(chunk left retired)", c->index, (void *)from, (void *)to);
+		return rc;
+	}
+	pmd_chunk_revive(c, from);
+	if (rc == -EFAULT)
+		pmd_count(w, M_BUSY, 1);
+	else
+		pmd_worker_error(w, rc, "split: mremap of chunk %u from %p to %p", c->index,
+				 (void *)from, (void *)to);
+	return 0;
+}
+
+static int move_away(struct pmd_worker *w)
+{
+	struct pmd_arena *a = w->si->arena;
+	struct split_priv *sp = w->si->priv;
+	enum pmd_thp_state before = PMD_THPS_UNKNOWN;
+	struct pmd_chunk *c;
+	char *slot, *home;
+	uint64_t t;
+	int rc;
+
+	slot = pmd_arena_spare_get(a);
+	if (!slot) {
+		pmd_count(w, M_BUSY, 1);
+		return 0;
+	}
+	c = hold_chunk(w, true, &before);
+	if (!c) {
+		pmd_arena_spare_put(a, slot);
+		return 0;
+	}
+	home = home_of(a, c);
+	pmd_chunk_retire(c);
+	t = pmd_now_ns();
+	rc = move_chunk(sp, home, slot);
+	if (rc) {
+		rc = failed_move(w, c, home, slot, rc);
+		if (rc)
+			return rc;
+		pmd_arena_spare_put(a, slot);
+		pmd_chunk_release(c, PMD_CHUNK_IDLE);
+		return 0;
+	}
+	pmd_latency(w, L_MREMAP, pmd_now_ns() - t);
+	fill_left(w, c, home);
+	/* the chunk table follows the move: the storm uses it where it is now */
+	pmd_chunk_revive(c, slot);
+	pmd_chunk_log(c, t, PMD_OP_MREMAP, w->id, slot_index(a, slot) + 1);
+	if (before == PMD_THPS_THP && pmd_thp_probe(w->si->run, c, NULL) == PMD_THPS_THP)
+		pmd_count(w, M_THP_MOVED, 1);
+	__atomic_store_n(&sp->since[slot_index(a, slot)], pmd_now_ns(), __ATOMIC_RELAXED);
+	__atomic_store_n(&sp->away[slot_index(a, slot)], c->index + 1, __ATOMIC_RELEASE);
+	pmd_count(w, M_MREMAP, 1);
+	pmd_count(w, M_OPS, 1);
+	/* the data followed the move */
+	verify_held(w, c, 0, PMD_CHUNK_PAGES);
+	pmd_chunk_release(c, PMD_CHUNK_IDLE);
+	return 0;
+}
+
+/*
+ * Move chunk @c, held by the caller and at spare slot @i, home, and hand
+ * it back. Returns 0, or -errno if it was torn by a failed move (then it
+ * stays held and retired).
+ */
+static int move_home(struct pmd_worker *w, struct pmd_chunk *c, unsigned i)
+{
+	struct pmd_arena *a = w->si->arena;
+	struct split_priv *sp = w->si->priv;
+	char *slot = a->spare + (size_t)i * PMD_CHUNK_SIZE, *home = home_of(a, c);
+	uint64_t t;
+	int rc;
+
+	pmd_chunk_retire(c);
+	t = pmd_now_ns();
+	rc = move_chunk(sp, slot, home);
+	if (rc) {
+		rc = failed_move(w, c, slot, home, rc);
+		if (!rc)
+			pmd_chunk_release(c, PMD_CHUNK_IDLE);
+		return rc;
+	}
+	pmd_latency(w, L_BACK, pmd_now_ns() - t);
+	fill_left(w, c, slot);
+	pmd_chunk_revive(c, home);
+	pmd_chunk_log(c, t, PMD_OP_MREMAP_BACK, w->id, i + 1);
+	__atomic_store_n(&sp->away[i], 0, __ATOMIC_RELAXED);
+	pmd_arena_spare_put(a, slot);
+	pmd_count(w, M_BACK, 1);
+	pmd_count(w, M_OPS, 1);
+	verify_held(w, c, 0, PMD_CHUNK_PAGES);
+	pmd_chunk_release(c, PMD_CHUNK_IDLE);
+	return 0;
+}
+
+/*
+ * Claim the chunk at spare slot @i, if it is still there, and bring it
+ * home. @polite: leave it alone if the storm is about to claim it.
+ */
+static bool home_slot(struct pmd_worker *w, unsigned i, bool polite, int *rc)
+{
+	struct pmd_arena *a = w->si->arena;
+	struct split_priv *sp = w->si->priv;
+	uint32_t ch = __atomic_load_n(&sp->away[i], __ATOMIC_ACQUIRE);
+	struct pmd_chunk *c;
+
+	if (!ch)
+		return false;
+	c = &a->chunks[ch - 1];
+	if ((polite && !usable(c)) || !pmd_chunk_claim(c, PMD_CHUNK_IDLE, PMD_CHUNK_HELD))
+		return false;
+	/* under ownership: still there? (another worker may have moved it home) */
+	if (addr_of(c) != a->spare + (size_t)i * PMD_CHUNK_SIZE) {
+		pmd_chunk_release(c, PMD_CHUNK_IDLE);
+		return false;
+	}
+	*rc = move_home(w, c, i);
+	return true;
+}
+
+static int op_mremap(struct pmd_worker *w)
+{
+	const struct split_opts *o = w->si->opts;
+	const struct split_priv *sp = w->si->priv;
+	struct pmd_arena *a = w->si->arena;
+	uint64_t now = pmd_now_ns();
+	unsigned i;
+	int rc = 0;
+
+	for (i = 0; i < a->nspare && i < 64; i++)
+		if (__atomic_load_n(&sp->away[i], __ATOMIC_RELAXED) &&
+		    now - __atomic_load_n(&sp->since[i], __ATOMIC_RELAXED) >= o->away_ns &&
+		    home_slot(w, i, true, &rc))
+			return rc;
+	return move_away(w);
+}
+
+/* ---- the loop ---------------------------------------------------------------- */
+
+static unsigned pick_kind(struct pmd_worker *w)
+{
+	const struct split_opts *o = w->si->opts;
+	const struct split_priv *sp = w->si->priv;
+	uint64_t r = pmd_rand_below(w, sp->total_weight);
+	unsigned k;
+
+	for (k = 0; k < K_COUNT - 1; k++) {
+		if (r < o->weight[k])
+			return k;
+		r -= o->weight[k];
+	}
+	return K_COUNT - 1;
+}
+
+static int split_run(struct pmd_worker *w)
+{
+	const struct split_opts *o = w->si->opts;
+	uint64_t next = pmd_now_ns();
+	int rc = 0;
+
+	do {
+		switch (pick_kind(w)) {
+		case K_MPROTECT:
+			rc = op_mprotect(w);
+			break;
+		case K_MUNMAP:
+			rc = op_munmap(w);
+			break;
+		default:
+			rc = op_mremap(w);
+			break;
+		}
+		pmd_beat(w);
+	} while (!rc && pace(w, &next, o->rate));
+	/* an error was reported where it happened; stop this worker, not the run */
+	return 0;
+}
+
+static const char *split_supported(struct pmd_sinst *si)
+{
+	const struct split_opts *o = si->opts;
+
+	if (!o->weight[K_MPROTECT] && !o->weight[K_MUNMAP] && !o->weight[K_MREMAP])
+		return "every op weight is 0 (set --split-mprotect, --split-munmap or "
+		       "--split-mremap above 0)";
+	return NULL;
+}
+
+static int split_setup(struct pmd_sinst *si)
+{
+	const struct split_opts *o = si->opts;
+	struct split_priv *sp = calloc(1, sizeof(*sp));
+	unsigned n = si->arena->nspare ? si->arena->nspare : 1;
+
+	if (!sp)
+		return -ENOMEM;
+	sp->away = calloc(n, sizeof(*sp->away));
+	sp->since = calloc(n, sizeof(*sp->since));
+	si->priv = sp;
+	if (!sp->away || !sp->since)
+		return -ENOMEM;
+	sp->total_weight = o->weight[K_MPROTECT] + o->weight[K_MUNMAP] + o->weight[K_MREMAP];
+	return 0;
+}
+
+/*
+ * After every worker returned: bring the chunks still away home, so the run
+ * ends with the arena as it began. Single-threaded; the storm's own final
+ * check has just verified them where they were.
+ */
+static int split_verify(struct pmd_sinst *si)
+{
+	struct pmd_arena *a = si->arena;
+	unsigned i;
+	int rc;
+
+	if (!si->priv || !si->nworkers)
+		return 0;
+	for (i = 0; i < a->nspare && i < 64; i++)
+		home_slot(&si->workers[0], i, false, &rc);
+	return 0;
+}
+
+static void split_teardown(struct pmd_sinst *si)
+{
+	struct split_priv *sp = si->priv;
+
+	if (!sp)
+		return;
+	free(sp->away);
+	free(sp->since);
+	free(sp);
+	si->priv = NULL;
+}
+
+const struct pmd_stressor pmd_stressor_split = {
+	.abi = PMD_STRESSOR_ABI,
+	.name = "split",
+	.summary = "PMD splits (mprotect and munmap holes) and huge PMD moves (mremap) of THPs",
+	.options = split_options,
+	.opts_size = sizeof(struct split_opts),
+	.metrics = split_metrics,
+	.workers = "1",
+	.supported = split_supported,
+	.setup = split_setup,
+	.run = split_run,
+	.verify = split_verify,
+	.teardown = split_teardown,
+};
