@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+# labels: e2e
+# timeout: 400
+"""The settings-restore service: every THP sysfs file the sysfs stressor
+touched reads exactly as before (byte for byte) after a normal end, SIGINT,
+SIGTERM, a double SIGINT (the immediate exit), SIGQUIT and a worker's crash
+(invalid store, stack overflow, abort). Each path first sees the files
+change while pmdstress runs, so a run that never wrote cannot pass."""
+import os
+import resource
+import signal
+import subprocess
+import sys
+import time
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+sys.path.insert(0, os.path.dirname(__file__))
+from pmdtest import PMDSTRESS, check, done, is_root, run, skip  # noqa: E402
+import thpsnap  # noqa: E402
+
+if not is_root():
+    skip("the sysfs stressor and its restore need root")
+if not os.path.exists(thpsnap.THP) or not os.access(f"{thpsnap.THP}/enabled", os.W_OK):
+    skip(f"{thpsnap.THP} is missing or not writable here")
+
+BASE = ["--stressors", "fault,sysfs", "--threads", "4", "--size", "16M", "--progress", "off",
+        "--quiet", "--sysfs-rate", "200", "--sysfs-values", "keep-thp"]
+
+
+def no_core():
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def spawn(extra):
+    return subprocess.Popen([PMDSTRESS] + BASE + extra, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, preexec_fn=no_core)
+
+
+def watch(p, baseline, timeout=5.0, until_exit=False):
+    """Poll the files while @p runs; True once they differ from @baseline."""
+    changed = False
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and p.poll() is None:
+        if thpsnap.read() != baseline:
+            changed = True
+            if not until_exit:
+                break
+        time.sleep(0.01)
+    return changed
+
+
+def same_as(baseline, what):
+    now = thpsnap.read()
+    return check(now == baseline,
+                 f"{what}: every touched file reads as before ({thpsnap.diff(baseline, now) or 'same'})")
+
+
+def signal_path(baseline, sigs, name, expect_rc, extra=(), gap=0.3):
+    p = spawn(["--duration", "60s"] + list(extra))
+    changed = watch(p, baseline)
+    check(changed, f"{name}: the files changed while it ran")
+    for i, s in enumerate(sigs):
+        if i:
+            time.sleep(gap)
+            check(p.poll() is None, f"{name}: still stopping when the second signal comes")
+        p.send_signal(s)
+    try:
+        out, err = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        out, err = p.communicate()
+    check(p.returncode == expect_rc, f"{name}: exit {p.returncode}, expected {expect_rc}\n{err[-800:]}")
+    same_as(baseline, name)
+    return err
+
+
+with thpsnap.Guard() as baseline:
+    check(len(baseline) >= 4, f"THP files to watch: {sorted(baseline)}")
+
+    # 1. the normal end (test_sysfs.py runs the "never"-including value set)
+    r = run(BASE + ["--duration", "2s"])
+    s = r.stressor("sysfs")
+    check(r.rc == 0 and s and s["status"] == "ran", "normal end: exit 0, sysfs ran" + ("" if r.rc == 0 else f"\n{r.show()}"))
+    check(r.counter("sysfs", "ops") and r.counter("sysfs", "ops") > 50,
+          f"normal end: sysfs wrote ({r.counter('sysfs', 'ops')} writes)")
+    check(r.counter("sysfs", "failed") == 0, "normal end: the kernel took every value it offered")
+    check("restored" in r.err and "kernel settings" in r.err,
+          f"normal end: stderr says what was restored ({r.err.strip()[-200:]!r})")
+    same_as(baseline, "normal end")
+
+    # 2, 3. a clean stop on SIGINT and on SIGTERM
+    signal_path(baseline, [signal.SIGINT], "SIGINT", 0)
+    signal_path(baseline, [signal.SIGTERM], "SIGTERM", 0)
+
+    # 4. the second SIGINT exits at once: the sysfs worker keeps writing after
+    # the stop (--sysfs-linger), so the first stop is still under way
+    err = signal_path(baseline, [signal.SIGINT, signal.SIGINT], "double SIGINT", 128 + signal.SIGINT,
+                      extra=["--sysfs-linger", "20s"])
+    check("second Interrupt" in err, f"double SIGINT: took the immediate exit ({err.strip()[-200:]!r})")
+
+    # 5. a terminating signal nobody waits for
+    signal_path(baseline, [signal.SIGQUIT], "SIGQUIT", -signal.SIGQUIT)
+
+    # 6. a worker crashes: restored by the fatal-signal handler, and the crash stays visible
+    for kind, sig in [("segv", signal.SIGSEGV), ("stack", signal.SIGSEGV), ("abort", signal.SIGABRT)]:
+        p = spawn(["--duration", "30s", "--sysfs-crash-after", "1s", "--sysfs-crash", kind])
+        changed = watch(p, baseline, timeout=10, until_exit=True)
+        try:
+            out, err = p.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+        check(changed, f"crash {kind}: the files changed before the crash")
+        check(p.returncode == -sig, f"crash {kind}: died of {sig.name} (rc {p.returncode})\n{err[-800:]}")
+        check(f"fatal {sig.name}" in err and "kernel settings restored" in err,
+              f"crash {kind}: the handler said so ({err.strip()[-300:]!r})")
+        same_as(baseline, f"crash {kind}")
+done()
