@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KTAP results, the way kselftest.h prints them ("TAP version 13", a plan,
+ * one "ok"/"not ok" line per check, "# Totals: ..."), so the kselftest
+ * runner, KernelCI and any TAP consumer (prove) read a run's verdict check
+ * by check: each stressor ran (or was skipped, with the reason), no data
+ * corruption, no SIGSEGV/SIGBUS on a live chunk, no kernel splat or new
+ * taint, no hang, no internal error. Diagnostic lines ("# ...") before a
+ * result say what was seen; the JSON report holds the rest.
+ */
+#include "report.h"
+
+#include "config.h"
+#include "run.h"
+#include "units.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define KTAP_EVENTS_SHOWN 5 /* kept events quoted under a failed check */
+
+/*
+ * The real stdout while --ktap - owns it. Like stdout itself this is
+ * process state, not run state: set once by main before the run starts.
+ */
+static int ktap_stdout_fd = -1;
+
+int pmd_ktap_take_stdout(void)
+{
+	fflush(stdout);
+	ktap_stdout_fd = dup(STDOUT_FILENO);
+	if (ktap_stdout_fd < 0)
+		return -errno;
+	/* the text report, the start line and the status lines now go to stderr */
+	if (dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+		return -errno;
+	return 0;
+}
+
+struct ktap {
+	FILE *out;
+	unsigned n, pass, fail, skip;
+};
+
+/* One diagnostic line; a kernel line may hold anything, so keep it on one line. */
+static void diag(struct ktap *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void diag(struct ktap *k, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	char *p;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	for (p = line; *p; p++)
+		if (*p == '\n' || *p == '\r')
+			*p = ' ';
+	fprintf(k->out, "# %s\n", line);
+}
+
+static void result(struct ktap *k, bool ok, const char *name)
+{
+	k->n++;
+	if (ok)
+		k->pass++;
+	else
+		k->fail++;
+	fprintf(k->out, "%s %u %s\n", ok ? "ok" : "not ok", k->n, name);
+}
+
+static void skipped(struct ktap *k, const char *name, const char *why)
+{
+	char reason[256], *p;
+
+	k->n++;
+	k->skip++;
+	snprintf(reason, sizeof(reason), "%s", why);
+	for (p = reason; *p; p++)
+		if (*p == '\n' || *p == '#')
+			*p = ' ';
+	fprintf(k->out, "ok %u %s # SKIP %s\n", k->n, name, reason);
+}
+
+/* Quote the first kept events of @kind under the check they fail. */
+static void show_events(struct ktap *k, const struct pmd_run *run, enum pmd_event_kind kind)
+{
+	unsigned i, shown = 0;
+
+	for (i = 0; i < run->nkept && shown < KTAP_EVENTS_SHOWN; i++) {
+		const struct pmd_event *e = &run->kept[i];
+
+		if (e->kind != kind)
+			continue;
+		shown++;
+		if (e->chunk >= 0 && kind == PMD_EV_CORRUPTION)
+			diag(k, "%s at chunk %d page %d slot %d (0x%" PRIx64 "): expected 0x%" PRIx64
+				" read 0x%" PRIx64 ", %u bad slot%s, %s-mapped, worker %d%s%s",
+			     pmd_class_name(e->class), e->chunk, e->page, e->slot, e->addr,
+			     e->expected, e->actual, e->bad_slots, e->bad_slots == 1 ? "" : "s",
+			     pmd_thp_state_name(e->thp), e->worker, e->stressor ? " of " : "",
+			     e->stressor ? e->stressor : "");
+		else if (e->chunk >= 0)
+			diag(k, "chunk %d page %d (0x%" PRIx64 "): %s", e->chunk, e->page, e->addr,
+			     e->text);
+		else
+			diag(k, "%s%s%s", e->stressor ? e->stressor : "", e->stressor ? ": " : "",
+			     e->text);
+	}
+	if (run->ev_count[kind] > shown)
+		diag(k, "... %" PRIu64 " more; see the JSON report", run->ev_count[kind] - shown);
+}
+
+static void stressor_checks(struct ktap *k, const struct pmd_run *run)
+{
+	unsigned i;
+
+	for (i = 0; i < run->nsinst; i++) {
+		const struct pmd_sinst *si = &run->sinst[i];
+		const struct pmd_totals *t = &run->totals[i];
+		char name[96];
+
+		snprintf(name, sizeof(name), "stressor_%s", si->st->name);
+		if (si->skipped) {
+			skipped(k, name, si->skipped);
+			continue;
+		}
+		diag(k, "%s: %u worker%s, %" PRIu64 " ops, %" PRIu64 " faults", si->st->name,
+		     si->nworkers, si->nworkers == 1 ? "" : "s", t->counter[0], t->faults);
+		result(k, true, name);
+	}
+}
+
+/* A check about the whole run: vacuous (skipped) when nothing ran. */
+static void run_check(struct ktap *k, const struct pmd_run *run, bool ran, const char *name,
+		      uint64_t bad, const char *what, enum pmd_event_kind kind,
+		      enum pmd_event_kind kind2)
+{
+	if (!ran) {
+		skipped(k, name, "nothing ran: every stressor was skipped");
+		return;
+	}
+	if (bad) {
+		diag(k, "%" PRIu64 " %s", bad, what);
+		show_events(k, run, kind);
+		if (kind2 != kind)
+			show_events(k, run, kind2);
+	}
+	result(k, !bad, name);
+}
+
+/*
+ * No splat is only a pass if something watched: the kernel log, or at least
+ * the taint mask (a WARN, a BUG and a bad page all taint). Watching nothing
+ * is a skip with the reason.
+ */
+static void splat_check(struct ktap *k, const struct pmd_run *run, bool ran)
+{
+	const struct pmd_monitor *m = &run->mon;
+	const uint64_t *ev = run->ev_count;
+	bool kmsg = !strcmp(m->kmsg_status, "reading");
+	char why[256];
+
+	if (ran && !ev[PMD_EV_KERNEL_LOG] && !ev[PMD_EV_TAINT] && !kmsg) {
+		snprintf(why, sizeof(why), "kernel log not watched: /dev/kmsg %s",
+			 m->kmsg_status[0] ? m->kmsg_status : "not opened");
+		if (!m->taint_ok) {
+			snprintf(why + strlen(why), sizeof(why) - strlen(why),
+				 "; the taint mask unreadable too");
+			skipped(k, "no_kernel_splat", why);
+			return;
+		}
+		diag(k, "%s; only the taint mask was", why);
+	}
+	run_check(k, run, ran, "no_kernel_splat", ev[PMD_EV_KERNEL_LOG] + ev[PMD_EV_TAINT],
+		  "kernel log splat(s) or new taint", PMD_EV_KERNEL_LOG, PMD_EV_TAINT);
+}
+
+static void write_ktap(FILE *out, const struct pmd_run *run)
+{
+	const struct pmd_config *cfg = run->cfg;
+	const uint64_t *ev = run->ev_count;
+	struct ktap k = { .out = out };
+	unsigned i, ran = 0, nchecks;
+	char classes[256] = "";
+	size_t n = 0;
+
+	for (i = 0; i < run->nsinst; i++)
+		ran += !run->sinst[i].skipped;
+	nchecks = run->nsinst + 5;
+	fprintf(out, "TAP version 13\n1..%u\n", nchecks);
+	diag(&k, "pmdstress %s: scenario %s, seed 0x%" PRIx64 ", %u threads, %.2f s, kernel %s",
+	     PMD_VERSION, cfg->scenario, cfg->seed_used, run->nworkers, pmd_run_seconds(run),
+	     run->sys.release);
+	stressor_checks(&k, run);
+
+	n = (size_t)snprintf(classes, sizeof(classes), "bad page(s) by class:");
+	for (i = 1; i < PMD_CLASS_COUNT; i++)
+		if (run->class_count[i] && n < sizeof(classes))
+			n += (size_t)snprintf(classes + n, sizeof(classes) - n, " %s %" PRIu64,
+					      pmd_class_name(i), run->class_count[i]);
+	run_check(&k, run, ran, "no_corruption", ev[PMD_EV_CORRUPTION], classes,
+		  PMD_EV_CORRUPTION, PMD_EV_CORRUPTION);
+	run_check(&k, run, ran, "no_fault_on_live_chunk", ev[PMD_EV_SIGNAL],
+		  "SIGSEGV/SIGBUS on a live arena chunk", PMD_EV_SIGNAL, PMD_EV_SIGNAL);
+	splat_check(&k, run, ran);
+	run_check(&k, run, ran, "no_hang", ev[PMD_EV_HANG], "worker(s) stopped making progress",
+		  PMD_EV_HANG, PMD_EV_HANG);
+	run_check(&k, run, ran, "no_internal_error", ev[PMD_EV_ERROR],
+		  "error(s) that ended a stressor", PMD_EV_ERROR, PMD_EV_ERROR);
+	diag(&k, "verdict: %s (exit %d)", run->verdict, run->exit_code);
+	fprintf(out, "# Totals: pass:%u fail:%u xfail:0 xpass:0 skip:%u error:0\n", k.pass, k.fail,
+		k.skip);
+}
+
+int pmd_report_ktap(const char *path, const struct pmd_run *run)
+{
+	char tmp[PMD_OPT_STRLEN + 32];
+	FILE *f;
+	int rc = 0;
+
+	if (!strcmp(path, "-")) {
+		int fd = dup(ktap_stdout_fd >= 0 ? ktap_stdout_fd : STDOUT_FILENO);
+
+		f = fd >= 0 ? fdopen(fd, "w") : NULL;
+		if (!f) {
+			if (fd >= 0)
+				close(fd);
+			return -errno;
+		}
+		write_ktap(f, run);
+		return fclose(f) ? -errno : 0;
+	}
+	/* write then rename: a harness never reads half a result file */
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
+	f = fopen(tmp, "w");
+	if (!f)
+		return -errno;
+	write_ktap(f, run);
+	if (ferror(f))
+		rc = -EIO;
+	if (fclose(f) && !rc)
+		rc = -errno;
+	if (!rc && rename(tmp, path))
+		rc = -errno;
+	if (rc)
+		unlink(tmp);
+	return rc;
+}
