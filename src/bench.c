@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Bench mode (--rounds N): the same measurement N times in one process, a
+ * fresh arena and fresh workers each time, after one warm-up round that is
+ * reported apart (memory this VM handed back to its host costs many times
+ * more to touch the first time). One row per round, then mean, stddev, min
+ * and max over the measured rounds: the shape of the before/after tables in
+ * the threads that motivated the tool. The same rows go into the JSON.
+ */
+#include "bench.h"
+
+#include "report.h"
+#include "run.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void pmd_bench_round_done(struct pmd_run *run, unsigned index, bool warmup)
+{
+	struct pmd_round *r, *nr;
+
+	nr = realloc(run->rounds, sizeof(*run->rounds) * (run->nrounds + 1));
+	if (!nr)
+		return;
+	run->rounds = nr;
+	r = &run->rounds[run->nrounds++];
+	memset(r, 0, sizeof(*r));
+	r->index = index;
+	r->warmup = warmup;
+	r->secs = run->t_end > run->t0 ? (double)(run->t_end - run->t0) / 1e9 : 0;
+	snprintf(r->stop_reason, sizeof(r->stop_reason), "%s", run->stop_reason);
+	memcpy(r->sinst, run->sinst, sizeof(r->sinst));
+	r->nsinst = run->nsinst;
+	/* the round's merged histograms move into the round */
+	memcpy(r->totals, run->totals, sizeof(r->totals));
+	memset(run->totals, 0, sizeof(run->totals));
+	if (!run->cfg->quiet)
+		pmd_bench_row(stdout, run, r);
+}
+
+void pmd_bench_finish(struct pmd_run *run)
+{
+	unsigned i, s, k;
+
+	run->measured_secs = 0;
+	for (s = 0; s < PMD_MAX_STRESSORS; s++)
+		for (k = 0; k < PMD_MAX_METRICS; k++)
+			pmd_hist_init(&run->totals[s].hist[k]);
+	for (i = 0; i < run->nrounds; i++) {
+		const struct pmd_round *r = &run->rounds[i];
+
+		if (r->warmup)
+			continue;
+		run->measured_secs += r->secs;
+		for (s = 0; s < r->nsinst; s++) {
+			struct pmd_totals *t = &run->totals[s];
+			const struct pmd_totals *rt = &r->totals[s];
+
+			for (k = 0; k < PMD_MAX_METRICS; k++) {
+				t->counter[k] += rt->counter[k];
+				if (rt->hist[k].buckets)
+					pmd_hist_merge(&t->hist[k], &rt->hist[k]);
+			}
+			t->faults += rt->faults;
+			for (k = 0; k < PMD_THPS_COUNT; k++)
+				t->thp[k] += rt->thp[k];
+		}
+	}
+	if (!run->cfg->quiet)
+		pmd_bench_summary(stdout, run);
+}
+
+void pmd_bench_free(struct pmd_run *run)
+{
+	unsigned i, s, k;
+
+	for (i = 0; i < run->nrounds; i++)
+		for (s = 0; s < PMD_MAX_STRESSORS; s++)
+			for (k = 0; k < PMD_MAX_METRICS; k++)
+				pmd_hist_free(&run->rounds[i].totals[s].hist[k]);
+	free(run->rounds);
+	run->rounds = NULL;
+	run->nrounds = 0;
+	for (s = 0; s < PMD_MAX_STRESSORS; s++)
+		for (k = 0; k < PMD_MAX_METRICS; k++)
+			pmd_hist_free(&run->totals[s].hist[k]);
+}
+
+/* ---- the columns ------------------------------------------------------------- */
+
+/* Fill @v with this round's value of every column; returns the column count. */
+static unsigned columns(const struct pmd_round *r, double *v, char (*name)[48], unsigned max)
+{
+	unsigned s, k, n = 0;
+
+	for (s = 0; s < r->nsinst; s++) {
+		const struct pmd_sinst *si = &r->sinst[s];
+		const struct pmd_totals *t = &r->totals[s];
+		const struct pmd_metric *m;
+
+		if (si->skipped)
+			continue;
+#define COL(label, value)                                                                          \
+	do {                                                                                       \
+		if (n < max) {                                                                     \
+			if (name)                                                                  \
+				snprintf(name[n], sizeof(name[0]), "%s %s", si->st->name, label);  \
+			v[n++] = (value);                                                          \
+		}                                                                                  \
+	} while (0)
+		COL("ops/s", r->secs > 0 ? (double)t->counter[0] / r->secs : 0);
+		if (t->faults || (si->st->metrics && si->st->metrics[0].flags & PMD_MF_BENCH))
+			COL("faults", (double)t->faults);
+		for (k = 0, m = si->st->metrics; m && m->name; m++, k++) {
+			char label[40];
+
+			if (!(m->flags & PMD_MF_BENCH) || k == 0)
+				continue;
+			if (m->kind == PMD_METRIC_COUNT) {
+				COL(m->name, (double)t->counter[k]);
+				continue;
+			}
+			snprintf(label, sizeof(label), "%s ms", m->name);
+			COL(label, (double)t->hist[k].sum / 1e6);
+			if (t->faults) {
+				snprintf(label, sizeof(label), "%s ns/fault", m->name);
+				COL(label, (double)t->hist[k].sum / (double)t->faults);
+			}
+		}
+#undef COL
+	}
+	return n;
+}
+
+static void header(FILE *out, const struct pmd_round *r)
+{
+	char names[PMD_BENCH_MAX_COLS][48];
+	double v[PMD_BENCH_MAX_COLS];
+	unsigned n = columns(r, v, names, PMD_BENCH_MAX_COLS), i;
+
+	fprintf(out, "\n%-8s", "round");
+	for (i = 0; i < n; i++)
+		fprintf(out, " %22s", names[i]);
+	fprintf(out, "\n");
+}
+
+static void row(FILE *out, const char *label, const double *v, unsigned n)
+{
+	unsigned i;
+
+	fprintf(out, "%-8s", label);
+	for (i = 0; i < n; i++)
+		fprintf(out, " %22.2f", v[i]);
+	fprintf(out, "\n");
+}
+
+void pmd_bench_row(FILE *out, const struct pmd_run *run, const struct pmd_round *r)
+{
+	double v[PMD_BENCH_MAX_COLS];
+	unsigned n = columns(r, v, NULL, PMD_BENCH_MAX_COLS);
+	char label[16];
+
+	if (r == &run->rounds[0])
+		header(out, r);
+	if (r->warmup)
+		snprintf(label, sizeof(label), "warmup");
+	else
+		snprintf(label, sizeof(label), "%u", r->index);
+	row(out, label, v, n);
+	fflush(out);
+}
+
+void pmd_bench_stats(const struct pmd_run *run, struct pmd_bench_summary *sum)
+{
+	double v[PMD_BENCH_MAX_COLS];
+	unsigned i, c;
+
+	memset(sum, 0, sizeof(*sum));
+	for (i = 0; i < run->nrounds; i++) {
+		const struct pmd_round *r = &run->rounds[i];
+		unsigned n = columns(r, v, i ? NULL : sum->name, PMD_BENCH_MAX_COLS);
+
+		if (!sum->ncols)
+			sum->ncols = n;
+		if (r->warmup || n != sum->ncols)
+			continue;
+		sum->n++;
+		for (c = 0; c < n; c++) {
+			/* Welford: a numerically stable running mean and variance */
+			double d = v[c] - sum->mean[c];
+
+			sum->mean[c] += d / sum->n;
+			sum->m2[c] += d * (v[c] - sum->mean[c]);
+			if (sum->n == 1 || v[c] < sum->min[c])
+				sum->min[c] = v[c];
+			if (sum->n == 1 || v[c] > sum->max[c])
+				sum->max[c] = v[c];
+		}
+	}
+	for (c = 0; c < sum->ncols; c++)
+		sum->stddev[c] = sum->n > 1 ? sqrt(sum->m2[c] / (sum->n - 1)) : 0;
+}
+
+void pmd_bench_summary(FILE *out, const struct pmd_run *run)
+{
+	struct pmd_bench_summary s;
+
+	pmd_bench_stats(run, &s);
+	if (!s.n)
+		return;
+	fprintf(out, "--------\n");
+	row(out, "mean", s.mean, s.ncols);
+	row(out, "stddev", s.stddev, s.ncols);
+	row(out, "min", s.min, s.ncols);
+	row(out, "max", s.max, s.ncols);
+	fprintf(out, "(%u measured round%s%s)\n", s.n, s.n == 1 ? "" : "s",
+		run->nrounds && run->rounds[0].warmup ? "; the warm-up round is not in these" : "");
+}
+
+double pmd_bench_value(const struct pmd_run *run, unsigned i, unsigned col)
+{
+	double v[PMD_BENCH_MAX_COLS];
+	unsigned n = columns(&run->rounds[i], v, NULL, PMD_BENCH_MAX_COLS);
+
+	return col < n ? v[col] : 0;
+}

@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The kernel oracle and the watchdog. /dev/kmsg is opened and seeked to its
+ * end before the workers start, so only what the kernel says during the run
+ * is read, at every priority. A matching line becomes an event with the
+ * kernel's text, its timestamp on the run's clock, and the stressors and
+ * chunks that were active then (chunks with an operation in their ring
+ * within 100 ms before the line). New taint bits become an event with their
+ * letters. A worker whose heartbeat does not move for --hang-timeout is a
+ * hang: every task's state, wchan and (as root) kernel stack are dumped,
+ * and the run ends with its report, exit 4.
+ */
+#include "monitor.h"
+
+#include "kmsg.h"
+#include "run.h"
+#include "sysinfo.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define TICK_MS 100
+
+static bool read_taint(uint64_t *mask)
+{
+	char buf[32];
+
+	if (pmd_read_text("/proc/sys/kernel/tainted", buf, sizeof(buf)))
+		return false;
+	*mask = strtoull(buf, NULL, 10);
+	return true;
+}
+
+void pmd_monitor_open(struct pmd_run *run)
+{
+	struct pmd_monitor *m = &run->mon;
+
+	m->kmsg_fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (m->kmsg_fd < 0) {
+		snprintf(m->kmsg_status, sizeof(m->kmsg_status),
+			 "unreadable (%s): kernel splats will not be seen", strerror(errno));
+		fprintf(stderr, "pmdstress: kernel log: /dev/kmsg %s\n", m->kmsg_status);
+	} else {
+		/* from the run's start: skip everything logged before */
+		lseek(m->kmsg_fd, 0, SEEK_END);
+		snprintf(m->kmsg_status, sizeof(m->kmsg_status), "reading");
+	}
+	m->taint_ok = read_taint(&m->taint0);
+	m->taint_seen = m->taint0;
+	if (!m->klog)
+		m->klog = calloc(1, PMD_KLOG_MAX);
+}
+
+/* Which stressors run and which chunks were touched around @t: the line's context. */
+static void active_at(const struct pmd_run *run, uint64_t t, char *buf, size_t len)
+{
+	size_t n = 0;
+	unsigned i, j, found = 0;
+
+	n += (size_t)snprintf(buf + n, len - n, " [active:");
+	for (i = 0; i < run->nsinst && n < len; i++)
+		if (!run->sinst[i].skipped)
+			n += (size_t)snprintf(buf + n, len - n, " %s", run->sinst[i].st->name);
+	for (i = 0; i < run->arena.nchunks && found < 8 && n < len; i++) {
+		const struct pmd_chunk *c = &run->arena.chunks[i];
+
+		for (j = 0; j < PMD_RING_LEN; j++) {
+			uint64_t e = __atomic_load_n(&c->ring[j].t_ns, __ATOMIC_RELAXED);
+
+			if (e && e <= t + 10000000ull && e + 100000000ull >= t) {
+				n += (size_t)snprintf(buf + n, len - n, "%s%u", found ? "," : "; chunks ",
+						      c->index);
+				found++;
+				break;
+			}
+		}
+	}
+	if (n < len)
+		snprintf(buf + n, len - n, "]");
+}
+
+static void keep_line(struct pmd_monitor *m, uint64_t ts_us, const char *text)
+{
+	int n;
+
+	if (!m->klog || m->klog_len + 2 >= PMD_KLOG_MAX)
+		return;
+	n = snprintf(m->klog + m->klog_len, PMD_KLOG_MAX - m->klog_len, "[%5" PRIu64 ".%06" PRIu64
+		     "] %s\n", ts_us / 1000000, ts_us % 1000000, text);
+	if (n > 0)
+		m->klog_len += (size_t)n < PMD_KLOG_MAX - m->klog_len ? (size_t)n : 0;
+}
+
+static void kernel_line(struct pmd_run *run, const struct pmd_kmsg_record *r)
+{
+	struct pmd_monitor *m = &run->mon;
+	const char *what = pmd_kmsg_match(r->text);
+	struct pmd_event ev;
+	char ctx[160];
+
+	if (!what) {
+		/* the call trace and registers after a splat are worth keeping */
+		if (m->context_left) {
+			m->context_left--;
+			keep_line(m, r->ts_us, r->text);
+		}
+		return;
+	}
+	keep_line(m, r->ts_us, r->text);
+	m->context_left = 40;
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = PMD_EV_KERNEL_LOG;
+	ev.t_ns = r->ts_us * 1000; /* local_clock: the same base as CLOCK_MONOTONIC here */
+	ev.worker = -1;
+	ev.chunk = -1;
+	active_at(run, ev.t_ns, ctx, sizeof(ctx));
+	snprintf(ev.text, sizeof(ev.text), "%s: %.150s%.140s", what, r->text, ctx);
+	pmd_event_post(run, &ev);
+}
+
+static void drain_kmsg(struct pmd_run *run)
+{
+	struct pmd_monitor *m = &run->mon;
+	char buf[8192];
+
+	if (m->kmsg_fd < 0)
+		return;
+	for (;;) {
+		struct pmd_kmsg_record r;
+		ssize_t n = read(m->kmsg_fd, buf, sizeof(buf) - 1);
+
+		if (n < 0 && errno == EPIPE)
+			continue; /* records were overwritten before we read them */
+		if (n <= 0)
+			return;
+		buf[n] = '\0';
+		if (pmd_kmsg_parse(buf, (size_t)n, &r))
+			kernel_line(run, &r);
+	}
+}
+
+static void check_taint(struct pmd_run *run)
+{
+	struct pmd_monitor *m = &run->mon;
+	uint64_t now, fresh;
+	struct pmd_event ev;
+	char letters[72];
+
+	if (!m->taint_ok || !read_taint(&now))
+		return;
+	fresh = now & ~m->taint_seen;
+	if (!fresh)
+		return;
+	m->taint_seen |= now;
+	pmd_taint_letters(fresh, letters, sizeof(letters));
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = PMD_EV_TAINT;
+	ev.t_ns = pmd_now_ns();
+	ev.worker = -1;
+	ev.chunk = -1;
+	snprintf(ev.text, sizeof(ev.text), "new taint %s (mask %#" PRIx64 ", was %#" PRIx64 ")",
+		 letters, now, m->taint0);
+	pmd_event_post(run, &ev);
+}
+
+/* Append "tid name state wchan" and the kernel stack of every task to the dump. */
+static void dump_tasks(struct pmd_monitor *m)
+{
+	size_t cap = 256u << 10, n = 0;
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *de;
+
+	free(m->hang_dump);
+	m->hang_dump = malloc(cap);
+	if (!m->hang_dump || !d) {
+		if (d)
+			closedir(d);
+		return;
+	}
+	m->hang_dump[0] = '\0';
+	while ((de = readdir(d)) && n + 512 < cap) {
+		char path[320], comm[32] = "", stat[512] = "", wchan[96] = "", stack[4096] = "";
+		const char *state = "?";
+		char *p, *save = NULL;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", de->d_name);
+		pmd_read_text(path, comm, sizeof(comm));
+		snprintf(path, sizeof(path), "/proc/self/task/%s/stat", de->d_name);
+		pmd_read_text(path, stat, sizeof(stat));
+		p = strrchr(stat, ')'); /* "tid (comm) S ..." */
+		if (p && p[1] == ' ' && p[2]) {
+			p[3] = '\0';
+			state = p + 2;
+		}
+		snprintf(path, sizeof(path), "/proc/self/task/%s/wchan", de->d_name);
+		pmd_read_text(path, wchan, sizeof(wchan));
+		snprintf(path, sizeof(path), "/proc/self/task/%s/stack", de->d_name);
+		pmd_read_text(path, stack, sizeof(stack));
+		n += (size_t)snprintf(m->hang_dump + n, cap - n, "task %s %-15s state %s wchan %s\n",
+				      de->d_name, comm, state, wchan[0] ? wchan : "-");
+		for (p = strtok_r(stack, "\n", &save); p && n + 256 < cap;
+		     p = strtok_r(NULL, "\n", &save))
+			n += (size_t)snprintf(m->hang_dump + n, cap - n, "    %s\n", p);
+	}
+	closedir(d);
+}
+
+static void check_heartbeats(struct pmd_run *run, uint64_t now)
+{
+	struct pmd_monitor *m = &run->mon;
+	uint64_t limit = run->cfg->hang_timeout_ns;
+	unsigned i, hung = 0, first = 0;
+	struct pmd_event ev;
+
+	if (!m->hb_last)
+		return;
+	for (i = 0; i < run->nworkers; i++) {
+		const struct pmd_wstats *ws = &run->wstats[i];
+		uint64_t hb = pmd_counter_read(&ws->heartbeat);
+		uint32_t st = __atomic_load_n(&ws->state, __ATOMIC_RELAXED);
+
+		/* a worker that finished or sleeps on purpose is not hung */
+		if (hb != m->hb_last[i] || st != PMD_WS_RUNNING || !m->hb_when[i]) {
+			m->hb_last[i] = hb;
+			m->hb_when[i] = now;
+			continue;
+		}
+		if (now - m->hb_when[i] > limit && !hung++)
+			first = i;
+	}
+	if (!hung)
+		return;
+	dump_tasks(m);
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = PMD_EV_HANG;
+	ev.t_ns = now;
+	ev.worker = (int)run->workers[first].id;
+	ev.stressor = run->workers[first].si->st->name;
+	ev.chunk = -1;
+	snprintf(ev.text, sizeof(ev.text), "%u worker%s without progress for %.1fs (first: %s "
+		 "worker %u); task states in the report", hung, hung == 1 ? "" : "s",
+		 (double)limit / 1e9, ev.stressor, run->workers[first].index);
+	pmd_event_post(run, &ev);
+	pmd_run_abort(run, "hang");
+}
+
+static void *monitor_main(void *arg)
+{
+	struct pmd_run *run = arg;
+	struct pmd_monitor *m = &run->mon;
+	uint64_t next_slow = 0;
+
+	while (!__atomic_load_n(&m->stop, __ATOMIC_ACQUIRE)) {
+		struct pollfd p = { .fd = m->kmsg_fd, .events = POLLIN };
+		uint64_t now;
+
+		if (m->kmsg_fd >= 0)
+			poll(&p, 1, TICK_MS);
+		else
+			usleep(TICK_MS * 1000);
+		drain_kmsg(run);
+		now = pmd_now_ns();
+		if (now >= next_slow) {
+			check_taint(run);
+			if (!run->aborting)
+				check_heartbeats(run, now);
+			next_slow = now + 500000000ull;
+		}
+	}
+	return NULL;
+}
+
+void pmd_monitor_start(struct pmd_run *run)
+{
+	struct pmd_monitor *m = &run->mon;
+
+	free(m->hb_last);
+	free(m->hb_when);
+	m->hb_last = calloc(run->nworkers ? run->nworkers : 1, sizeof(uint64_t));
+	m->hb_when = calloc(run->nworkers ? run->nworkers : 1, sizeof(uint64_t));
+	__atomic_store_n(&m->stop, 0, __ATOMIC_RELEASE);
+	m->started = !pthread_create(&m->thread, NULL, monitor_main, run);
+}
+
+void pmd_monitor_stop(struct pmd_run *run)
+{
+	struct pmd_monitor *m = &run->mon;
+
+	if (m->started) {
+		__atomic_store_n(&m->stop, 1, __ATOMIC_RELEASE);
+		pthread_join(m->thread, NULL);
+		m->started = false;
+	}
+	/* what the kernel said while the workers wound down */
+	drain_kmsg(run);
+	check_taint(run);
+}
+
+void pmd_monitor_close(struct pmd_run *run)
+{
+	struct pmd_monitor *m = &run->mon;
+
+	if (m->kmsg_fd >= 0)
+		close(m->kmsg_fd);
+	m->kmsg_fd = -1;
+	free(m->hb_last);
+	free(m->hb_when);
+	m->hb_last = m->hb_when = NULL;
+}

@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+# labels: e2e
+# timeout: 180
+"""Bench mode: --rounds N runs a warm-up and N measured rounds of the seed
+benchmark's shape (one write per 4 KiB page of a fresh MAP_SHARED mapping),
+one row each plus mean/stddev/min/max, in the text and the JSON."""
+import os
+import statistics
+import sys
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+from pmdtest import check, done, run  # noqa: E402
+
+# the mmap_anon_test scenario, shortened: 128M instead of 1G, 3 rounds instead of 10
+r = run(["--config", "mmap_anon_test", "--size", "128M", "--rounds", "3"], timeout=150)
+d = r.doc
+check(r.rc == 0, f"bench run exits 0\n{r.show()}")
+rounds = d["rounds"]
+check(len(rounds) == 4 and rounds[0]["warmup"] and not any(x["warmup"] for x in rounds[1:]),
+      f"a warm-up plus 3 measured rounds ({len(rounds)})")
+pages = 128 * 1024 * 1024 // 4096
+for x in rounds:
+    f = [s for s in x["stressors"] if s["name"] == "fault"][0]
+    check(f["ops"] == pages, f"round {x['index']}: one write per page ({f['ops']} == {pages})")
+    check(pages <= f["faults"] < pages + 200,
+          f"round {x['index']}: a fault per page ({f['faults']}, MAP_SHARED: no THP)")
+    check(x["stop_reason"] == "done", f"round {x['index']} ended when the pass was done")
+cols = {c["name"]: c for c in d["bench"]["columns"]}
+check(d["bench"]["measured_rounds"] == 3, "3 measured rounds in the summary")
+for name in ["fault ops/s", "fault faults", "fault window ms", "fault window ns/fault"]:
+    check(name in cols, f"column {name}")
+c = cols["fault window ns/fault"]
+measured = c["per_round"][1:]
+check(abs(c["mean"] - statistics.mean(measured)) < 1e-6 * c["mean"], "mean over the measured rounds")
+check(abs(c["stddev"] - statistics.stdev(measured)) < 1e-6 * max(c["stddev"], 1), "sample stddev")
+check(c["min"] == min(measured) and c["max"] == max(measured), "min and max")
+check(100 < c["mean"] < 1e6, f"time per fault is plausible: {c['mean']:.0f} ns")
+for label in ["warmup", "mean", "stddev", "min", "max"]:
+    check(any(l.startswith(label) for l in r.out.splitlines()), f"text table has a {label} row")
+top = r.stressor("fault")
+check(top["ops"] == 3 * pages, "the top-level totals are the measured rounds only")
+
+r = run(["--config", "mmap_anon_test", "--size", "16M", "--rounds", "2", "--no-warmup", "--quiet"])
+check(r.rc == 0 and len(r.doc["rounds"]) == 2 and not r.doc["rounds"][0]["warmup"],
+      "--no-warmup: every round is measured")
+done()

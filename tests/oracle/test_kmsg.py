@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+# labels: e2e
+# timeout: 120
+"""The kernel log oracle: real splat text written into the kernel log
+(/dev/kmsg, as root) during a run becomes an event with the kernel's line, a
+timestamp on the run's clock and what was active; exit 3. A harmless line
+does not. Where the log cannot be read (not root) the run says so once and
+goes on."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+from pmdtest import PMDSTRESS, check, done, is_root, skip, spawn  # noqa: E402
+
+if not is_root():
+    skip("writing splat text into /dev/kmsg needs root")
+
+
+def run_with_lines(lines, extra=()):
+    path = tempfile.mktemp(suffix=".json")
+    p = spawn(["--threads", "4", "--duration", "3s", "--size", "16M", "--progress", "off",
+               "--json", path] + list(extra))
+    time.sleep(1.0)
+    t = time.monotonic()
+    with open("/dev/kmsg", "w") as k:
+        for line in lines:
+            k.write(line + "\n")
+            k.flush()
+    out, err = p.communicate(timeout=60)
+    d = json.load(open(path)) if os.path.exists(path) else None
+    if d:
+        os.unlink(path)
+    return p.returncode, out, err, d
+
+
+splat = "BUG: Bad page map in process pmdtest  pte:8000000123456867 pmd:12345067"
+rc, out, err, d = run_with_lines(["<1>pmdstress test: " + splat,
+                                  "<4>WARNING: CPU: 1 PID: 4242 at mm/huge_memory.c:2760 "
+                                  "split_huge_pmd_locked+0x60/0x70"])
+check(rc == 3, f"a splat in the kernel log: exit 3 (got {rc}) {err[-300:]}")
+check(d and d["verdict"]["status"] == "kernel", "verdict: kernel")
+ev = [e for e in (d or {}).get("events", {}).get("kept", []) if e["kind"] == "kernel_log"]
+check(len(ev) == 2, f"two kernel_log events ({len(ev)})")
+if ev:
+    e = ev[0]
+    check(e["text"].startswith("bad page map: ") and splat in e["text"],
+          f"the event carries the kernel's line: {e['text'][:120]!r}")
+    check("[active: fault" in e["text"], "and the stressors active then")
+    check(0.5 < e["t_s"] < 3.5, f"kernel timestamp mapped to the run's clock: {e['t_s']:.3f}s")
+    check(ev[1]["text"].startswith("warning in mm: "), "a WARN() in mm/ is recognised")
+check(any(splat in l for l in d["monitors"]["kernel_log"]), "the report keeps the kernel lines")
+check("kernel log during the run" in out, "the text report shows them")
+
+rc, out, err, d = run_with_lines(["<6>pmdstress test: an ordinary message, nothing wrong"])
+check(rc == 0 and d["events"]["total"] == 0, f"an ordinary line is not an event (rc {rc})")
+check(d["monitors"]["kmsg"] == "reading", "the monitor was reading the log")
+
+# not root: the log may be unreadable; the run says so once and goes on
+nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+with open("/proc/sys/kernel/dmesg_restrict") as f:
+    restricted = f.read().strip() == "1"
+if restricted:
+    with tempfile.TemporaryDirectory() as tmp:
+        os.chmod(tmp, 0o777)
+        path = os.path.join(tmp, "r.json")
+        p = subprocess.run(nobody + [PMDSTRESS, "--stressors", "fault", "--threads", "2",
+                                     "--duration", "1s", "--size",
+                                     "8M", "--progress", "off", "--quiet", "--json", path],
+                           capture_output=True, text=True, timeout=60)
+        check(p.returncode == 0, f"unprivileged run still runs clean (rc {p.returncode}) {p.stderr}")
+        check(p.stderr.count("/dev/kmsg unreadable") == 1, "says once that the log is unreadable")
+        d = json.load(open(path))
+        check(d["monitors"]["kmsg"].startswith("unreadable"), "the report says so too")
+else:
+    print("# dmesg_restrict is 0: an unprivileged reader can read /dev/kmsg here")
+done()
