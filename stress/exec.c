@@ -1,0 +1,288 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * exec: fork + execve of a tiny program while the storm faults, AIM9
+ * exec_test style.
+ *
+ * The race and the cost: the fork half copies the parent's page tables
+ * while other threads fault in the same mm (the fork vs per-VMA-lock race
+ * fixed in 6.4), and the exec half throws the copy away again: exec_mmap()
+ * drops the child's copy of the arena, whose page tables zap_pmd_range() and
+ * free_pgtables() must walk and free, huge PMDs and PTE tables alike. With
+ * a populated parent this is mostly page-table work, which is why AIM9's
+ * exec_test moved +16.4% with "mm: Check if PTE is already allocated during
+ * page fault" (2011). The program is this binary in its exec-child mode by
+ * default (main() returns 0 at once when its first argument is
+ * --exec-child), or any program given as a path (e.g. /bin/true).
+ *
+ * Each op is fork, execve, the program's exit and the reap, timed as one
+ * ("total"); "fork" is the fork() call, "exec" runs from fork() returning
+ * to the moment the child's old image is gone: the write end of a pipe
+ * opened with O_CLOEXEC closes inside execve, after the old mm was dropped,
+ * and the parent sees end-of-file. An execve that fails sends its errno
+ * through the same pipe.
+ *
+ * How to tell it fired: execs/s and the three latencies; a kernel that gets
+ * the page-table teardown wrong shows "BUG: Bad page map", "Bad rss-counter"
+ * or "bad pmd" in the kernel log, a child that dies of a signal, or, through
+ * the storm's verifier, a parent page gone wrong.
+ */
+#include <pmdstress/stressor.h>
+
+#include "fork.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <urcu.h>
+
+extern char **environ;
+
+struct exec_opts {
+	char program[PMD_OPT_STRLEN];
+	uint64_t rate;
+	bool populate;
+};
+
+#define O(f) offsetof(struct exec_opts, f)
+static const struct pmd_option exec_options[] = {
+	{ "program", PMD_OPT_STRING, O(program), "self", 0, 0, NULL,
+	  "what each child executes: 'self' (this binary, which exits at once when its first "
+	  "argument is --exec-child) or the path of a program run without arguments, e.g. "
+	  "/bin/true; it must exit 0" },
+	{ "rate", PMD_OPT_UINT, O(rate), "0", 0, 1000000, NULL,
+	  "execs per second, all exec workers together (0: back to back)" },
+	{ "populate", PMD_OPT_BOOL, O(populate), "off", 0, 0, NULL,
+	  "fill every chunk before the clock starts, so each fork copies (and each exec "
+	  "frees) a populated page table (huge PMDs or 4 KiB PTEs, as --thp makes them)" },
+	PMD_OPT_END,
+};
+
+enum {
+	M_OPS,
+	M_POPULATED,
+	M_POPULATED_THP,
+	L_FORK,
+	L_EXEC,
+	L_TOTAL,
+};
+
+static const struct pmd_metric exec_metrics[] = {
+	[M_OPS] = { "ops", PMD_METRIC_COUNT, "programs forked, executed, exited and reaped" },
+	[M_POPULATED] = { "populated", PMD_METRIC_COUNT,
+			  "chunks filled before the clock started (populate)", PMD_BETTER_NONE },
+	[M_POPULATED_THP] = { "populated_thp", PMD_METRIC_COUNT,
+			      "of those, chunks that came out PMD-mapped", PMD_BETTER_NONE },
+	[L_FORK] = { "fork", PMD_METRIC_LATENCY, "the fork() call: copying the page tables" },
+	[L_EXEC] = { "exec", PMD_METRIC_LATENCY,
+		     "fork() returned to the child's old image gone (close-on-exec pipe at EOF)" },
+	[L_TOTAL] = { "total", PMD_METRIC_LATENCY, "fork + exec + exit + reap: one op",
+		      PMD_BETTER_DEFAULT, PMD_MF_BENCH },
+	{ NULL },
+};
+
+struct exec_priv {
+	const struct exec_opts *o;
+	char path[PATH_MAX];
+	char *argv[3]; /* built before any fork: the child only calls execve */
+};
+
+/* The program a child runs: this binary for "self", else the path as given. */
+static int resolve(const struct exec_opts *o, char *path, size_t len)
+{
+	ssize_t n;
+
+	if (strcmp(o->program, "self")) {
+		snprintf(path, len, "%s", o->program);
+		return access(path, X_OK) ? -errno : 0;
+	}
+	n = readlink("/proc/self/exe", path, len - 1);
+	if (n < 0)
+		return -errno;
+	path[n] = '\0';
+	return access(path, X_OK) ? -errno : 0;
+}
+
+static const char *exec_supported(struct pmd_sinst *si)
+{
+	char path[PATH_MAX];
+	int rc = resolve(si->opts, path, sizeof(path));
+
+	if (!rc)
+		return NULL;
+	snprintf(si->why, sizeof(si->why), "cannot execute '%.80s': %s (set --exec-program)",
+		 ((const struct exec_opts *)si->opts)->program, strerror(-rc));
+	return si->why;
+}
+
+static int exec_setup(struct pmd_sinst *si)
+{
+	const struct exec_opts *o = si->opts;
+	struct exec_priv *ep = calloc(1, sizeof(*ep));
+	int rc;
+
+	if (!ep)
+		return -ENOMEM;
+	si->priv = ep;
+	ep->o = o;
+	rc = resolve(o, ep->path, sizeof(ep->path));
+	if (rc)
+		return rc;
+	ep->argv[0] = ep->path;
+	ep->argv[1] = strcmp(o->program, "self") ? NULL : (char *)"--exec-child";
+	ep->argv[2] = NULL;
+	if (o->populate && si->nworkers) {
+		unsigned thp, n = pmd_fork_populate(si, &thp);
+
+		pmd_count(&si->workers[0], M_POPULATED, n);
+		pmd_count(&si->workers[0], M_POPULATED_THP, thp);
+	}
+	return 0;
+}
+
+static void exec_teardown(struct pmd_sinst *si)
+{
+	free(si->priv);
+	si->priv = NULL;
+}
+
+/* Wait for this worker's share of @rate execs/s; false once the run stops. */
+static bool pace(struct pmd_worker *w, uint64_t *next, uint64_t rate)
+{
+	uint64_t period, now;
+
+	if (!rate)
+		return !pmd_should_stop(w);
+	period = 1000000000ull * w->si->nworkers / rate;
+	now = pmd_now_ns();
+	/* behind by more than a few periods (descheduled): do not burst to catch up */
+	if (*next + 4 * period < now)
+		*next = now;
+	*next += period;
+	return *next <= now ? !pmd_should_stop(w) : pmd_sleep(w, *next - now);
+}
+
+/* The child: only async-signal-safe calls from fork to execve. */
+static void __attribute__((noreturn)) exec_child(const struct exec_priv *ep, int wfd)
+{
+	sigset_t none;
+	int e;
+	ssize_t n;
+
+	/* the workers block the run's signals; the program gets the default mask */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	execve(ep->path, ep->argv, environ);
+	e = errno;
+	n = write(wfd, &e, sizeof(e));
+	(void)n;
+	_exit(127);
+}
+
+static const char *status_text(int status, char *buf, size_t len)
+{
+	if (WIFSIGNALED(status))
+		snprintf(buf, len, "was killed by %s", strsignal(WTERMSIG(status)));
+	else
+		snprintf(buf, len, "exited with status %d", WEXITSTATUS(status));
+	return buf;
+}
+
+/* One op. 0, or -errno to stop (said already). */
+static int exec_once(struct pmd_worker *w, const struct exec_priv *ep)
+{
+	uint64_t t0, t1, t2 = 0, t3;
+	int pfd[2], status = 0, err, ready, rc, e = 0;
+	ssize_t n = 0;
+	pid_t pid;
+	char buf[64];
+
+	/*
+	 * The pipe is made and its write end closed inside the fork hooks, which
+	 * serialise bracketed forks: no other worker's child can inherit it and
+	 * hold the end-of-file back.
+	 */
+	call_rcu_before_fork();
+	if (pipe2(pfd, O_CLOEXEC)) {
+		err = -errno;
+		call_rcu_after_fork_parent();
+		pmd_worker_error(w, err, "exec: pipe2");
+		return err;
+	}
+	t0 = pmd_now_ns();
+	pid = fork();
+	err = errno;
+	if (pid == 0)
+		exec_child(ep, pfd[1]);
+	t1 = pmd_now_ns();
+	close(pfd[1]);
+	call_rcu_after_fork_parent();
+	if (pid < 0) {
+		close(pfd[0]);
+		pmd_worker_error(w, -err, "exec: fork() failed");
+		return -err;
+	}
+	ready = pmd_fork_wait_fd(w, pfd[0]);
+	if (ready == 1) {
+		do
+			n = read(pfd[0], &e, sizeof(e));
+		while (n < 0 && errno == EINTR);
+		t2 = pmd_now_ns();
+	}
+	close(pfd[0]);
+	rc = pmd_fork_wait(w, pid, &status);
+	t3 = pmd_now_ns();
+	if (rc == -EINTR || !ready)
+		return 0; /* the run stopped: the child was killed and reaped */
+	if (rc || ready < 0) {
+		pmd_worker_error(w, rc ? rc : ready, "exec: waiting for child %d", (int)pid);
+		return rc ? rc : ready;
+	}
+	if (n == (ssize_t)sizeof(e)) {
+		pmd_worker_error(w, -e, "exec: execve(%s) failed", ep->path);
+		return -e;
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		pmd_worker_error(w, 0, "exec: %s %s", ep->path, status_text(status, buf, sizeof(buf)));
+		return -ECHILD;
+	}
+	pmd_latency(w, L_FORK, t1 - t0);
+	pmd_latency(w, L_EXEC, t2 - t1);
+	pmd_latency(w, L_TOTAL, t3 - t0);
+	pmd_count(w, M_OPS, 1);
+	return 0;
+}
+
+static int exec_run(struct pmd_worker *w)
+{
+	const struct exec_priv *ep = w->si->priv;
+	uint64_t next = pmd_now_ns();
+
+	while (pace(w, &next, ep->o->rate)) {
+		int rc = exec_once(w, ep);
+
+		pmd_beat(w);
+		if (rc)
+			break;
+	}
+	return 0;
+}
+
+const struct pmd_stressor pmd_stressor_exec = {
+	.abi = PMD_STRESSOR_ABI,
+	.name = "exec",
+	.summary = "fork + execve of a tiny program while the storm faults (AIM9 exec_test)",
+	.options = exec_options,
+	.opts_size = sizeof(struct exec_opts),
+	.metrics = exec_metrics,
+	.workers = "1",
+	.supported = exec_supported,
+	.setup = exec_setup,
+	.run = exec_run,
+	.teardown = exec_teardown,
+};

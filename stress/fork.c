@@ -1,0 +1,961 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fork: fork() while the storm faults, with copy-on-write checks across it.
+ *
+ * The race: fork's dup_mmap() copies the parent's page tables and
+ * write-protects every private page while the parent's other threads keep
+ * faulting. Until 6.4 fixed it ("fork: lock VMAs of the parent process when
+ * forking"), a fault under the new per-VMA lock could run on a VMA fork was
+ * copying, since fork took only the mmap write lock: a page installed or
+ * written behind fork's back ended up shared with the child (the child sees
+ * the parent's later write) or lost to one side. Huge PMDs add their own
+ * COW path: copy_huge_pmd() shares the huge page at fork, and the first
+ * write on either side goes through do_huge_pmd_wp_page(), which splits the
+ * PMD and copies one 4 KiB page. And fork is where a populated page table
+ * is most expensive: AIM9's fork_test moved +11.3% with "mm: Check if PTE is
+ * already allocated during page fault" (2011).
+ *
+ * Each fork freezes a few idle chunks (claims them HELD: their recorded
+ * expectations say what they hold), verifies them, and forks. Chunks that
+ * hold data come first: one nobody has written is still pmd_none, which the
+ * storm's first round on it relies on, so fresh chunks are taken only after
+ * ten forks in a row found nothing else (nobody else writes the arena). The child,
+ * a plain loop with no lock, no malloc and nothing of liburcu, reads every
+ * slot of every frozen page in one pass and must see exactly the pre-fork
+ * contents, writes its own stamp (child domain) into the last slot of each
+ * page, reads everything again, and exits with a status naming the worst it
+ * saw; the details go to a small MAP_SHARED result page mapped at setup,
+ * outside the arena. Meanwhile the parent writes a new generation into the
+ * frozen chunks (COW faults while the child reads), reaps the child, and
+ * verifies the chunks against what it wrote. A child stamp in the parent is
+ * COW_LEAK (parent<-child); a post-fork parent stamp seen by the child is
+ * COW_LEAK too (child<-parent), "torn" when the same page showed pre-fork
+ * slots beside it. The storm keeps faulting other chunks during the fork;
+ * that is the point.
+ *
+ * On a MAP_SHARED arena (--shared) parent and child share the pages by
+ * design, so there is nothing to check: the forks run and are measured,
+ * the COW checks are off (said once on stderr). The self-test (hidden
+ * --fork-leak) makes a real leak on a private arena: one page of a frozen
+ * chunk is replaced by a MAP_SHARED page with the same contents before a
+ * fork, so the child's writes do reach the parent and the parent's reach
+ * the child; both must be reported as COW_LEAK at that page.
+ *
+ * How to tell it fired: forks/s and the fork() latency (the page-table copy
+ * of a populated arena: PMDs for THP chunks, PTEs for 4 KiB ones), the
+ * parent's COW faults counted as this stressor's faults, thp_split_pmd in
+ * the vmstat deltas (huge PMDs split by COW); a broken kernel shows COW_LEAK
+ * in either direction, LOST_WRITE, or a child killed by SIGSEGV/SIGBUS.
+ */
+#include <pmdstress/stressor.h>
+
+#include "fork.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <urcu.h>
+
+#define MAX_FROZEN 16
+#define CHILD_SLOT (PMD_PAGE_SLOTS - 1) /* the child writes here; the parent never does */
+#define RECORDS 16			/* bad pages the child describes in full */
+#define PATIENCE 10 /* forks without a written chunk before fresh ones are taken */
+
+struct fork_opts {
+	uint64_t chunks;
+	uint64_t slots;
+	uint64_t rate;
+	bool populate;
+	bool leak;
+	uint64_t leak_chunk;
+	uint64_t leak_page;
+};
+
+#define O(f) offsetof(struct fork_opts, f)
+static const struct pmd_option fork_options[] = {
+	{ "chunks", PMD_OPT_UINT, O(chunks), "2", 0, MAX_FROZEN, NULL,
+	  "idle chunks frozen and copy-on-write checked across each fork (0: the child exits "
+	  "at once, as in AIM9 fork_test)" },
+	{ "slots", PMD_OPT_UINT, O(slots), "8", 1, CHILD_SLOT, NULL,
+	  "slots per page the parent writes into the frozen chunks after each fork (at least "
+	  "as many as they held)" },
+	{ "rate", PMD_OPT_UINT, O(rate), "0", 0, 1000000, NULL,
+	  "forks per second, all fork workers together (0: back to back)" },
+	{ "populate", PMD_OPT_BOOL, O(populate), "off", 0, 0, NULL,
+	  "fill every chunk before the clock starts, so each fork copies a populated page "
+	  "table (huge PMDs or 4 KiB PTEs, as --thp makes them)" },
+	{ "leak", PMD_OPT_BOOL, O(leak), "off", 0, 0, NULL,
+	  "test only: before one fork, share one page of a frozen chunk (MAP_SHARED) so that "
+	  "writes cross the fork; must be reported as COW_LEAK",
+	  PMD_OPTF_HIDDEN },
+	{ "leak-chunk", PMD_OPT_UINT, O(leak_chunk), "0", 0, PMD_STAMP_MAX_PAGES / PMD_CHUNK_PAGES,
+	  NULL, "test only: the chunk --fork-leak shares a page of", PMD_OPTF_HIDDEN },
+	{ "leak-page", PMD_OPT_UINT, O(leak_page), "0", 0, PMD_CHUNK_PAGES - 1, NULL,
+	  "test only: the page of that chunk --fork-leak shares", PMD_OPTF_HIDDEN },
+	PMD_OPT_END,
+};
+
+enum {
+	M_OPS,
+	M_CHECKED,
+	M_FROZEN,
+	M_UNFROZEN,
+	M_BAD_SLOTS,
+	M_POPULATED,
+	M_POPULATED_THP,
+	L_FORK,
+	L_REAP,
+	L_COW_WRITE,
+	L_VERIFY,
+};
+
+static const struct pmd_metric fork_metrics[] = {
+	[M_OPS] = { "ops", PMD_METRIC_COUNT, "children forked and reaped" },
+	[M_CHECKED] = { "cow_checks", PMD_METRIC_COUNT,
+			"forks whose child checked frozen chunks", PMD_BETTER_NONE },
+	[M_FROZEN] = { "frozen", PMD_METRIC_COUNT, "chunks frozen across a fork", PMD_BETTER_NONE },
+	[M_UNFROZEN] = { "unfrozen", PMD_METRIC_COUNT,
+			 "forks that found no idle chunk to freeze", PMD_BETTER_NONE },
+	[M_BAD_SLOTS] = { "bad_slots", PMD_METRIC_COUNT,
+			  "slots found wrong, by the child or by the parent after it",
+			  PMD_BETTER_NONE },
+	[M_POPULATED] = { "populated", PMD_METRIC_COUNT,
+			  "chunks filled before the clock started (populate)", PMD_BETTER_NONE },
+	[M_POPULATED_THP] = { "populated_thp", PMD_METRIC_COUNT,
+			      "of those, chunks that came out PMD-mapped", PMD_BETTER_NONE },
+	/* not a bench column: divided by the COW faults this stressor counts, it would mislead */
+	[L_FORK] = { "fork", PMD_METRIC_LATENCY, "the fork() call: copying the page tables" },
+	[L_REAP] = { "reap", PMD_METRIC_LATENCY, "fork() called to child reaped" },
+	[L_COW_WRITE] = { "cow_write", PMD_METRIC_LATENCY,
+			  "the parent's post-fork writes into the frozen chunks (COW faults)" },
+	[L_VERIFY] = { "verify", PMD_METRIC_LATENCY, "verifying one frozen chunk in the parent" },
+	{ NULL },
+};
+
+/* What the child reports, worst last: its exit status is the worst it saw. */
+enum child_code {
+	CHILD_CLEAN = 0,
+	CHILD_WRONG = 10,	 /* a slot matched neither side (lost, foreign, stale) */
+	CHILD_OWN_LOST = 11,	 /* the child's own write did not read back */
+	CHILD_PARENT_WRITE = 12, /* a post-fork parent stamp: COW leak child<-parent */
+	CHILD_TORN = 13,	 /* the same, beside pre-fork slots of the same page */
+};
+
+struct child_rec {
+	uint32_t frozen, page, slot, code, bad;
+	uint64_t expected, actual;
+};
+
+/* The MAP_SHARED page the child writes and the parent reads after reaping it. */
+struct child_result {
+	uint32_t code;
+	uint32_t nrec;
+	uint32_t bad_pages;
+	uint32_t at_frozen, at_page, pass; /* where it is: for a child that dies */
+	struct child_rec rec[RECORDS];
+};
+
+/* A chunk held across one fork: what it held before, what the parent writes after. */
+struct frozen {
+	struct pmd_chunk *c;
+	char *addr;
+	uint32_t lbase; /* logical page of the chunk's page 0 */
+	uint32_t gen, nslots, domain;
+	uint32_t newgen, newslots;
+	bool disturbed;
+	uint64_t skipped[PMD_MASK_WORDS], zero[PMD_MASK_WORDS], maybe[PMD_MASK_WORDS];
+};
+
+struct fork_worker {
+	struct child_result *res;
+	struct frozen frozen[MAX_FROZEN];
+	unsigned nfrozen;
+	unsigned cursor;
+	unsigned dry; /* forks in a row that found no written chunk to freeze */
+	int leaked;   /* index into frozen[] of the chunk given a shared page, or -1 */
+	bool written; /* the parent wrote the new generation (cow_write) */
+};
+
+struct fork_priv {
+	const struct fork_opts *o;
+	bool check; /* COW checks: off on a MAP_SHARED arena */
+	uint32_t leak_done; /* atomic: the test leak was made */
+	struct fork_worker *fw;
+	unsigned nfw;
+};
+
+/* ---- shared with exec (fork.h) ------------------------------------------- */
+
+int pmd_fork_wait_fd(struct pmd_worker *w, int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+	/* a short timeout only to look at the stop flag; readiness wakes us at once */
+	while (!pmd_should_stop(w)) {
+		int n = poll(&pfd, 1, 50);
+
+		if (n > 0)
+			return 1;
+		if (n < 0 && errno != EINTR)
+			return -errno;
+	}
+	return 0;
+}
+
+static int reap(pid_t pid, int *status)
+{
+	while (waitpid(pid, status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return 0;
+}
+
+int pmd_fork_wait(struct pmd_worker *w, pid_t pid, int *status)
+{
+	int fd = (int)syscall(SYS_pidfd_open, pid, 0), ready = 0, rc;
+
+	if (fd >= 0) {
+		ready = pmd_fork_wait_fd(w, fd);
+		close(fd);
+	} else {
+		/* no pidfd (before 5.3): look every 100 us */
+		for (;;) {
+			pid_t r = waitpid(pid, status, WNOHANG);
+
+			if (r == pid)
+				return 0;
+			if (r < 0 && errno != EINTR) {
+				ready = -errno;
+				break;
+			}
+			if (!pmd_sleep(w, 100000))
+				break;
+		}
+	}
+	if (ready == 1)
+		return reap(pid, status);
+	/* stopped, or waiting failed: never leave the child behind */
+	kill(pid, SIGKILL);
+	rc = reap(pid, status);
+	return ready < 0 ? ready : rc ? rc : -EINTR;
+}
+
+unsigned pmd_fork_populate(struct pmd_sinst *si, unsigned *thp)
+{
+	struct pmd_arena *a = si->arena;
+	unsigned worker = si->nworkers ? si->workers[0].id : 0, i, p, n = 0;
+
+	*thp = 0;
+	rcu_register_thread();
+	for (i = 0; i < a->nchunks; i++) {
+		struct pmd_chunk *c = &a->chunks[i];
+		uint32_t lbase = c->index * (uint32_t)PMD_CHUNK_PAGES;
+		char *addr;
+
+		if (!pmd_chunk_claim(c, PMD_CHUNK_IDLE, PMD_CHUNK_HELD))
+			continue;
+		/* written already (by another stressor's populate): it is full */
+		if (c->nslots || !(addr = pmd_chunk_enter(c))) {
+			pmd_chunk_release(c, PMD_CHUNK_IDLE);
+			continue;
+		}
+		for (p = 0; p < PMD_CHUNK_PAGES; p++)
+			pmd_store(pmd_page_slot(addr, p, 0),
+				  pmd_stamp(a->tag_key, PMD_STAMP_DOMAIN_RUN, lbase + p, c->gen, 0));
+		pmd_chunk_exit(c);
+		c->nslots = 1;
+		c->domain = PMD_STAMP_DOMAIN_RUN;
+		pmd_chunk_log(c, pmd_now_ns(), PMD_OP_POPULATE, worker, 1);
+		n++;
+		if (pmd_thp_probe(si->run, c, NULL) == PMD_THPS_THP)
+			(*thp)++;
+		pmd_chunk_release(c, PMD_CHUNK_IDLE);
+	}
+	rcu_unregister_thread();
+	return n;
+}
+
+/* ---- pacing and small helpers --------------------------------------------- */
+
+/* Wait for this worker's share of @rate forks/s; false once the run stops. */
+static bool pace(struct pmd_worker *w, uint64_t *next, uint64_t rate)
+{
+	uint64_t period, now;
+
+	if (!rate)
+		return !pmd_should_stop(w);
+	period = 1000000000ull * w->si->nworkers / rate;
+	now = pmd_now_ns();
+	/* behind by more than a few periods (descheduled): do not burst to catch up */
+	if (*next + 4 * period < now)
+		*next = now;
+	*next += period;
+	return *next <= now ? !pmd_should_stop(w) : pmd_sleep(w, *next - now);
+}
+
+static uint64_t minflt(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_THREAD, &ru);
+	return (uint64_t)ru.ru_minflt;
+}
+
+static void mask_copy(uint64_t *dst, const uint64_t *src)
+{
+	unsigned i;
+
+	for (i = 0; i < PMD_MASK_WORDS; i++)
+		dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+}
+
+static bool bit(const uint64_t *mask, unsigned b)
+{
+	return mask[b / 64] & (1ull << (b % 64));
+}
+
+/* What slot @s of page @p held before the fork (the verifier's rule). */
+static uint64_t pre_fork(const struct frozen *f, uint64_t key, unsigned p, unsigned s)
+{
+	if (s >= f->nslots || bit(f->zero, p) || bit(f->skipped, s))
+		return 0;
+	return pmd_stamp(key, f->domain, f->lbase + p, f->gen, s);
+}
+
+/* What the parent writes there after the fork. */
+static uint64_t post_fork(const struct frozen *f, uint64_t key, unsigned p, unsigned s)
+{
+	return s < f->newslots ? pmd_stamp(key, PMD_STAMP_DOMAIN_RUN, f->lbase + p, f->newgen, s)
+			       : 0;
+}
+
+static uint64_t child_stamp(const struct frozen *f, uint64_t key, unsigned p)
+{
+	return pmd_stamp(key, PMD_STAMP_DOMAIN_CHILD, f->lbase + p, f->gen, CHILD_SLOT);
+}
+
+/* ---- the child: a plain loop, then _exit ---------------------------------- */
+
+static void child_note(struct child_result *r, unsigned fi, unsigned p, unsigned slot,
+		       unsigned code, unsigned bad, uint64_t expected, uint64_t actual)
+{
+	if (r->nrec < RECORDS) {
+		struct child_rec *rec = &r->rec[r->nrec++];
+
+		rec->frozen = fi;
+		rec->page = p;
+		rec->slot = slot;
+		rec->code = code;
+		rec->bad = bad;
+		rec->expected = expected;
+		rec->actual = actual;
+	}
+	r->bad_pages++;
+	if (code > r->code)
+		r->code = code;
+}
+
+/*
+ * Read every slot of page @p of frozen chunk @fi in one pass. Before the
+ * child's own write (@mine == 0) its slot must read zero, after it the
+ * child's stamp; every other slot must hold what it held before the fork
+ * (zero is also fine where the verifier allows it: MADV_FREE, a disturbed
+ * round). A slot holding the parent's post-fork stamp is a leak.
+ */
+static void child_check_page(const struct frozen *f, unsigned fi, unsigned p, uint64_t key,
+			     uint64_t mine, struct child_result *r)
+{
+	bool maybe = f->disturbed || bit(f->maybe, p);
+	unsigned s, pre = 0, post = 0, wrong = 0, own = 0, slot = 0, code = CHILD_CLEAN;
+	uint64_t first_exp = 0, first_act = 0;
+
+	for (s = 0; s < PMD_PAGE_SLOTS; s++) {
+		uint64_t v = pmd_load(pmd_page_slot(f->addr, p, s)), exp;
+
+		if (s == CHILD_SLOT) {
+			if (v != mine && !own++ && !post && !wrong) {
+				slot = s;
+				first_exp = mine;
+				first_act = v;
+			}
+			continue;
+		}
+		exp = pre_fork(f, key, p, s);
+		if (v == exp || (!v && maybe)) {
+			pre += s < f->newslots; /* a slot the parent rewrote: tells the sides apart */
+			continue;
+		}
+		if (v && v == post_fork(f, key, p, s)) {
+			if (!post++) {
+				slot = s;
+				first_exp = exp;
+				first_act = v;
+			}
+		} else if (!wrong++ && !post) {
+			slot = s;
+			first_exp = exp;
+			first_act = v;
+		}
+	}
+	if (post)
+		code = pre ? CHILD_TORN : CHILD_PARENT_WRITE;
+	else if (own && mine)
+		code = CHILD_OWN_LOST;
+	else if (own || wrong)
+		code = CHILD_WRONG;
+	if (code != CHILD_CLEAN)
+		child_note(r, fi, p, slot, code, post + wrong + own, first_exp, first_act);
+}
+
+static void __attribute__((noreturn)) child_main(const struct fork_worker *fw, uint64_t key,
+						 bool check)
+{
+	struct child_result *r = fw->res;
+	unsigned i, p;
+
+	r->pass = 1;
+	for (i = 0; i < fw->nfrozen; i++) {
+		const struct frozen *f = &fw->frozen[i];
+
+		for (p = 0; p < PMD_CHUNK_PAGES; p++) {
+			r->at_frozen = i;
+			r->at_page = p;
+			if (check)
+				child_check_page(f, i, p, key, 0, r);
+			pmd_store(pmd_page_slot(f->addr, p, CHILD_SLOT), child_stamp(f, key, p));
+		}
+	}
+	r->pass = 2;
+	for (i = 0; check && i < fw->nfrozen; i++) {
+		const struct frozen *f = &fw->frozen[i];
+
+		for (p = 0; p < PMD_CHUNK_PAGES; p++) {
+			r->at_frozen = i;
+			r->at_page = p;
+			child_check_page(f, i, p, key, child_stamp(f, key, p), r);
+		}
+	}
+	_exit((int)r->code);
+}
+
+/* ---- the parent ------------------------------------------------------------ */
+
+static bool usable(const struct pmd_chunk *c)
+{
+	return pmd_chunk_state(c) == PMD_CHUNK_IDLE &&
+	       !(__atomic_load_n(&c->flags, __ATOMIC_RELAXED) & (PMD_CF_CLOSING | PMD_CF_REPORTED));
+}
+
+/*
+ * Claim @c, check it holds what it should, and record that; false if not
+ * usable. A chunk nobody has written yet is taken only if @fresh: it is
+ * still pmd_none, which the storm's first round on it relies on.
+ */
+static bool freeze_one(struct pmd_worker *w, struct fork_worker *fw, struct pmd_chunk *c,
+		       bool fresh)
+{
+	const struct fork_opts *o = ((struct fork_priv *)w->si->priv)->o;
+	struct frozen *f = &fw->frozen[fw->nfrozen];
+	unsigned bad = 0;
+	uint64_t t;
+	char *addr;
+
+	if (!usable(c) || !pmd_chunk_claim(c, PMD_CHUNK_IDLE, PMD_CHUNK_HELD))
+		return false;
+	/* the child's slot must be free, and a chunk reported bad is left alone */
+	if (c->nslots >= CHILD_SLOT + 1 || (!c->nslots && !fresh) ||
+	    (__atomic_load_n(&c->flags, __ATOMIC_RELAXED) & PMD_CF_REPORTED) ||
+	    !(addr = pmd_chunk_enter(c))) {
+		pmd_chunk_release(c, PMD_CHUNK_IDLE);
+		return false;
+	}
+	/* what the child compares with must be right before the fork, or we blame fork */
+	if (w->si->cfg->verify) {
+		t = pmd_now_ns();
+		bad = pmd_verify_pages(w, c, addr, 0, PMD_CHUNK_PAGES);
+		pmd_latency(w, L_VERIFY, pmd_now_ns() - t);
+	}
+	pmd_chunk_exit(c);
+	if (bad) {
+		pmd_count(w, M_BAD_SLOTS, bad);
+		pmd_chunk_release(c, PMD_CHUNK_IDLE);
+		return false;
+	}
+	f->c = c;
+	f->addr = addr;
+	f->lbase = c->index * (uint32_t)PMD_CHUNK_PAGES;
+	f->gen = __atomic_load_n(&c->gen, __ATOMIC_RELAXED);
+	f->nslots = c->nslots;
+	f->domain = c->domain;
+	f->newgen = pmd_gen_next(f->gen);
+	f->newslots = f->nslots > o->slots ? f->nslots : (uint32_t)o->slots;
+	f->disturbed = __atomic_load_n(&c->flags, __ATOMIC_RELAXED) & PMD_CF_DISTURBED;
+	mask_copy(f->skipped, c->skipped);
+	mask_copy(f->zero, c->zero_pages);
+	mask_copy(f->maybe, c->maybe_pages);
+	fw->nfrozen++;
+	return true;
+}
+
+static void freeze(struct pmd_worker *w, struct fork_priv *fp, struct fork_worker *fw)
+{
+	struct pmd_arena *a = w->si->arena;
+	unsigned want = (unsigned)fp->o->chunks, i;
+
+	fw->nfrozen = 0;
+	fw->leaked = -1;
+	fw->written = false;
+	if (want > a->nchunks)
+		want = a->nchunks;
+	/* the self-test's chunk first, until it has had its leak */
+	if (fp->o->leak && !__atomic_load_n(&fp->leak_done, __ATOMIC_RELAXED) &&
+	    freeze_one(w, fw, &a->chunks[fp->o->leak_chunk], true))
+		fw->leaked = 0;
+	for (i = 0; i < a->nchunks && fw->nfrozen < want; i++) {
+		struct pmd_chunk *c = &a->chunks[fw->cursor];
+
+		fw->cursor = (fw->cursor + 1) % a->nchunks;
+		/* fresh chunks only once nobody else seems to write the arena */
+		freeze_one(w, fw, c, fw->dry >= PATIENCE);
+	}
+	fw->dry = fw->nfrozen ? 0 : fw->dry + 1;
+}
+
+/* Remap page @page of @f with @flags (MAP_FIXED), keeping what it holds; 0 or -errno. */
+static int swap_page(struct pmd_worker *w, const struct frozen *f, unsigned page, int flags,
+		     const uint64_t *restore)
+{
+	struct pmd_arena *a = w->si->arena;
+	uint64_t buf[PMD_PAGE_SLOTS];
+	char *addr = pmd_chunk_enter(f->c), *pa;
+	unsigned s;
+	int err = 0;
+
+	if (!addr)
+		return -ESTALE;
+	for (s = 0; s < PMD_PAGE_SLOTS; s++)
+		buf[s] = restore ? restore[s] : pmd_load(pmd_page_slot(addr, page, s));
+	pmd_chunk_exit(f->c);
+	pa = addr + ((size_t)page << PMD_PAGE_SHIFT);
+	/* the RCU rule: nobody may be inside while the page is replaced */
+	pmd_chunk_retire(f->c);
+	if (mmap(pa, PMD_PAGE_SIZE, PROT_READ | PROT_WRITE, flags | MAP_ANONYMOUS | MAP_FIXED, -1,
+		 0) == MAP_FAILED)
+		err = -errno;
+	else if (!(flags & MAP_SHARED))
+		pmd_arena_fresh_range(a, pa, PMD_PAGE_SIZE); /* THP advice + memory policy */
+	pmd_chunk_revive(f->c, addr);
+	addr = pmd_chunk_enter(f->c);
+	if (addr) {
+		for (s = 0; s < PMD_PAGE_SLOTS; s++)
+			pmd_store(pmd_page_slot(addr, page, s), buf[s]);
+		pmd_chunk_exit(f->c);
+	}
+	return err;
+}
+
+/* Test only (--fork-leak): share one frozen page with the child to come. */
+static void leak_make(struct pmd_worker *w, struct fork_priv *fp, struct fork_worker *fw)
+{
+	const struct frozen *f = &fw->frozen[fw->leaked];
+	unsigned page = (unsigned)fp->o->leak_page;
+	int err;
+
+	if (__atomic_exchange_n(&fp->leak_done, 1, __ATOMIC_ACQ_REL)) {
+		fw->leaked = -1;
+		return;
+	}
+	err = swap_page(w, f, page, MAP_SHARED, NULL);
+	if (err) {
+		pmd_worker_error(w, err, "fork: cannot share page %u of chunk %u for --fork-leak",
+				 page, f->c->index);
+		fw->leaked = -1;
+		return;
+	}
+	pmd_chunk_log(f->c, pmd_now_ns(), PMD_OP_INJECT, w->id, page);
+}
+
+/* ...and make it private again, holding what the parent wrote (or had, if it did not). */
+static void leak_undo(struct pmd_worker *w, struct fork_priv *fp, struct fork_worker *fw)
+{
+	const struct frozen *f = &fw->frozen[fw->leaked];
+	unsigned page = (unsigned)fp->o->leak_page, s;
+	uint64_t want[PMD_PAGE_SLOTS];
+	int err;
+
+	for (s = 0; s < PMD_PAGE_SLOTS; s++)
+		want[s] = post_fork(f, w->si->arena->tag_key, page, s);
+	err = swap_page(w, f, page, MAP_PRIVATE | MAP_NORESERVE, fw->written ? want : NULL);
+	if (err)
+		pmd_worker_error(w, err, "fork: cannot make page %u of chunk %u private again",
+				 page, f->c->index);
+}
+
+/* After the fork, while the child reads: a new generation into every frozen chunk. */
+static void cow_write(struct pmd_worker *w, struct fork_worker *fw)
+{
+	const uint64_t key = w->si->arena->tag_key;
+	uint64_t t = pmd_now_ns(), f0 = minflt();
+	unsigned i, p, s;
+
+	for (i = 0; i < fw->nfrozen; i++) {
+		struct frozen *f = &fw->frozen[i];
+		struct pmd_chunk *c = f->c;
+		char *addr;
+
+		addr = pmd_chunk_enter(c);
+		if (!addr) { /* we hold it: nobody may retire it */
+			pmd_worker_error(w, -ESTALE, "fork: frozen chunk %u is retired", c->index);
+			continue;
+		}
+		/* before the stores, so that the ring and any event name the new generation */
+		__atomic_store_n(&c->gen, f->newgen, __ATOMIC_RELAXED);
+		for (p = 0; p < PMD_CHUNK_PAGES; p++)
+			for (s = 0; s < f->newslots; s++)
+				pmd_store(pmd_page_slot(addr, p, s), post_fork(f, key, p, s));
+		pmd_chunk_exit(c);
+		/* every page now holds exactly slots 0..newslots-1 of the new generation */
+		c->nslots = f->newslots;
+		c->domain = PMD_STAMP_DOMAIN_RUN;
+		pmd_mask_clear_all(c->skipped);
+		pmd_mask_clear_all(c->zero_pages);
+		pmd_mask_clear_all(c->maybe_pages);
+		__atomic_and_fetch(&c->flags, ~(uint32_t)PMD_CF_DISTURBED, __ATOMIC_RELAXED);
+		pmd_chunk_log(c, pmd_now_ns(), PMD_OP_COW_WRITE, w->id, f->newslots);
+	}
+	fw->written = true;
+	pmd_count_faults(w, minflt() - f0);
+	pmd_latency(w, L_COW_WRITE, pmd_now_ns() - t);
+}
+
+static enum pmd_class child_class(const struct frozen *f, uint64_t key, const struct child_rec *rec)
+{
+	switch (rec->code) {
+	case CHILD_TORN:
+	case CHILD_PARENT_WRITE:
+		return PMD_CLASS_COW_LEAK;
+	case CHILD_OWN_LOST:
+		return PMD_CLASS_LOST_WRITE;
+	default:
+		return pmd_stamp_classify(key, rec->actual, rec->expected, f->lbase + rec->page,
+					  f->gen, rec->slot, f->domain);
+	}
+}
+
+static const char *child_says(unsigned code)
+{
+	switch (code) {
+	case CHILD_TORN:
+		return "torn snapshot: the parent's post-fork stamps beside pre-fork slots "
+		       "(COW leak child<-parent)";
+	case CHILD_PARENT_WRITE:
+		return "the parent's post-fork stamp (COW leak child<-parent)";
+	case CHILD_OWN_LOST:
+		return "its own write did not read back";
+	default:
+		return "neither the pre-fork contents nor the parent's";
+	}
+}
+
+/* One event per page the child described. */
+static void post_child(struct pmd_worker *w, struct fork_worker *fw)
+{
+	const struct child_result *r = fw->res;
+	struct pmd_run *run = w->si->run;
+	const uint64_t key = w->si->arena->tag_key;
+	unsigned i, n = r->nrec < RECORDS ? r->nrec : RECORDS;
+
+	for (i = 0; i < n; i++) {
+		const struct child_rec *rec = &r->rec[i];
+		const struct frozen *f;
+		struct pmd_event ev;
+		enum pmd_class cls;
+
+		if (rec->frozen >= fw->nfrozen || rec->page >= PMD_CHUNK_PAGES ||
+		    rec->slot >= PMD_PAGE_SLOTS)
+			continue;
+		f = &fw->frozen[rec->frozen];
+		cls = child_class(f, key, rec);
+		memset(&ev, 0, sizeof(ev));
+		ev.kind = PMD_EV_CORRUPTION;
+		ev.class = cls;
+		ev.t_ns = pmd_now_ns();
+		ev.worker = (int)w->id;
+		ev.stressor = w->si->st->name;
+		pmd_event_at_chunk(&ev, f->c, rec->page, rec->slot);
+		ev.gen = f->gen;
+		ev.expected = rec->expected;
+		ev.actual = rec->actual;
+		ev.bad_slots = rec->bad;
+		ev.thp = pmd_thp_probe(run, f->c, NULL);
+		snprintf(ev.text, sizeof(ev.text),
+			 "%s seen by the fork child at chunk %u page %u slot %u: %s; expected "
+			 "%#llx, read %#llx (%u bad slots in the page)",
+			 pmd_class_name(cls), f->c->index, rec->page, rec->slot,
+			 child_says(rec->code), (unsigned long long)rec->expected,
+			 (unsigned long long)rec->actual, rec->bad);
+		pmd_event_post(run, &ev);
+		pmd_count(w, M_BAD_SLOTS, rec->bad);
+	}
+	if (r->bad_pages > n)
+		pmd_worker_error(w, 0, "fork: the child found %u bad pages, %u described in full",
+				 r->bad_pages, n);
+}
+
+/* A child that died of a signal: the kernel faulted it on a page it had mapped. */
+static void post_child_signal(struct pmd_worker *w, struct fork_worker *fw, int sig)
+{
+	const struct child_result *r = fw->res;
+	struct pmd_event ev;
+
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = PMD_EV_SIGNAL;
+	ev.t_ns = pmd_now_ns();
+	ev.worker = (int)w->id;
+	ev.stressor = w->si->st->name;
+	ev.chunk = -1;
+	if (r->at_frozen < fw->nfrozen && r->at_page < PMD_CHUNK_PAGES) {
+		pmd_event_at_chunk(&ev, fw->frozen[r->at_frozen].c, r->at_page, 0);
+		ev.thp = pmd_thp_probe(w->si->run, fw->frozen[r->at_frozen].c, NULL);
+	}
+	snprintf(ev.text, sizeof(ev.text), "fork child died of %s in pass %u at chunk %d page %d",
+		 strsignal(sig), r->pass, ev.chunk, ev.page);
+	pmd_event_post(w->si->run, &ev);
+}
+
+static void decode(struct pmd_worker *w, struct fork_worker *fw, int status, bool killed)
+{
+	const struct child_result *r = fw->res;
+
+	/* what it wrote down before it ended is true, even if we killed it */
+	post_child(w, fw);
+	if (killed)
+		return;
+	if (WIFSIGNALED(status)) {
+		post_child_signal(w, fw, WTERMSIG(status));
+		return;
+	}
+	/* the exit status is the worst finding: anything else is not our child's doing */
+	if (WIFEXITED(status) && WEXITSTATUS(status) != (int)r->code)
+		pmd_worker_error(w, 0, "fork: the child exited with status %d, its result page "
+				       "says %u",
+				 WEXITSTATUS(status), r->code);
+}
+
+/* The parent's side after reaping: its own writes only, then hand the chunks back. */
+static void thaw(struct pmd_worker *w, struct fork_priv *fp, struct fork_worker *fw)
+{
+	unsigned i;
+
+	for (i = 0; i < fw->nfrozen; i++) {
+		struct pmd_chunk *c = fw->frozen[i].c;
+
+		if (w->si->cfg->verify) {
+			uint64_t t = pmd_now_ns();
+			char *addr = pmd_chunk_enter(c);
+
+			if (addr) {
+				pmd_count(w, M_BAD_SLOTS,
+					  pmd_verify_pages(w, c, addr, 0, PMD_CHUNK_PAGES));
+				pmd_chunk_exit(c);
+			}
+			pmd_latency(w, L_VERIFY, pmd_now_ns() - t);
+		}
+		if ((int)i == fw->leaked)
+			leak_undo(w, fp, fw);
+		pmd_count_thp(w, pmd_thp_probe(w->si->run, c, NULL));
+		pmd_chunk_release(c, PMD_CHUNK_IDLE);
+	}
+	fw->nfrozen = 0;
+}
+
+/* One fork: freeze, fork, write, reap, decode, verify, thaw. 0, or -errno to stop. */
+static int fork_once(struct pmd_worker *w, struct fork_priv *fp, struct fork_worker *fw)
+{
+	uint64_t t0, t1, t2;
+	unsigned i;
+	int status = 0, rc, err;
+	pid_t pid;
+
+	if (fp->o->chunks && fp->check) {
+		freeze(w, fp, fw);
+		if (!fw->nfrozen)
+			pmd_count(w, M_UNFROZEN, 1);
+		if (fw->leaked >= 0)
+			leak_make(w, fp, fw);
+	}
+	memset(fw->res, 0, sizeof(*fw->res));
+	call_rcu_before_fork();
+	t0 = pmd_now_ns();
+	pid = fork();
+	err = errno;
+	if (pid == 0)
+		child_main(fw, w->si->arena->tag_key, w->si->cfg->verify);
+	t1 = pmd_now_ns();
+	call_rcu_after_fork_parent();
+	if (pid < 0) {
+		pmd_worker_error(w, -err, "fork: fork() failed");
+		thaw(w, fp, fw);
+		return -err;
+	}
+	pmd_latency(w, L_FORK, t1 - t0);
+	for (i = 0; i < fw->nfrozen; i++)
+		pmd_chunk_log(fw->frozen[i].c, t1, PMD_OP_FORK, w->id, (uint32_t)pid);
+	if (fw->nfrozen)
+		cow_write(w, fw);
+	rc = pmd_fork_wait(w, pid, &status);
+	t2 = pmd_now_ns();
+	if (rc && rc != -EINTR)
+		pmd_worker_error(w, rc, "fork: waiting for child %d", (int)pid);
+	if (!rc || rc == -EINTR)
+		decode(w, fw, status, rc == -EINTR);
+	if (!rc) {
+		pmd_latency(w, L_REAP, t2 - t0);
+		pmd_count(w, M_OPS, 1);
+		/* a check counts once the child finished it, not when the run killed it */
+		if (fw->nfrozen) {
+			pmd_count(w, M_CHECKED, 1);
+			pmd_count(w, M_FROZEN, fw->nfrozen);
+		}
+	}
+	thaw(w, fp, fw);
+	return rc == -EINTR ? 0 : rc;
+}
+
+static int fork_run(struct pmd_worker *w)
+{
+	struct fork_priv *fp = w->si->priv;
+	struct fork_worker *fw = w->priv;
+	uint64_t next = pmd_now_ns();
+
+	while (pace(w, &next, fp->o->rate)) {
+		int rc = fork_once(w, fp, fw);
+
+		pmd_beat(w);
+		if (rc)
+			break; /* said already */
+	}
+	return 0;
+}
+
+/* ---- setup and the end ------------------------------------------------------ */
+
+static const char *fork_supported(struct pmd_sinst *si)
+{
+	const struct fork_opts *o = si->opts;
+
+	if (o->leak && o->leak_chunk >= si->arena->nchunks) {
+		snprintf(si->why, sizeof(si->why),
+			 "--fork-leak-chunk %llu is outside the arena (%u chunks)",
+			 (unsigned long long)o->leak_chunk, si->arena->nchunks);
+		return si->why;
+	}
+	return NULL;
+}
+
+static int fork_setup(struct pmd_sinst *si)
+{
+	static uint32_t noted; /* once per process, not once per bench round */
+	const struct fork_opts *o = si->opts;
+	struct fork_priv *fp = calloc(1, sizeof(*fp));
+	unsigned i;
+
+	if (!fp)
+		return -ENOMEM;
+	si->priv = fp;
+	fp->o = o;
+	fp->check = !si->arena->shared;
+	if (!fp->check && o->chunks && !__atomic_exchange_n(&noted, 1, __ATOMIC_RELAXED))
+		fprintf(stderr, "pmdstress: fork: the arena is MAP_SHARED, so parent and child share "
+				"its pages by design: the COW checks are off (forks are still run "
+				"and measured)\n");
+	fp->fw = calloc(si->nworkers ? si->nworkers : 1, sizeof(*fp->fw));
+	if (!fp->fw)
+		return -ENOMEM;
+	fp->nfw = si->nworkers;
+	for (i = 0; i < si->nworkers; i++) {
+		struct fork_worker *fw = &fp->fw[i];
+
+		fw->res = mmap(NULL, sizeof(*fw->res), PROT_READ | PROT_WRITE,
+			       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		if (fw->res == MAP_FAILED) {
+			fw->res = NULL;
+			return -errno;
+		}
+		fw->leaked = -1;
+		fw->cursor = (unsigned)((uint64_t)i * si->arena->nchunks / si->nworkers);
+		si->workers[i].priv = fw;
+	}
+	if (o->populate && si->nworkers) {
+		unsigned thp, n = pmd_fork_populate(si, &thp);
+
+		pmd_count(&si->workers[0], M_POPULATED, n);
+		pmd_count(&si->workers[0], M_POPULATED_THP, thp);
+	}
+	return 0;
+}
+
+/* Whatever stayed settled since it was last verified must still hold it. */
+static int fork_verify(struct pmd_sinst *si)
+{
+	struct pmd_arena *a = si->arena;
+	unsigned i;
+
+	if (!si->cfg->verify || !si->nworkers)
+		return 0;
+	rcu_register_thread();
+	for (i = 0; i < a->nchunks; i++) {
+		struct pmd_chunk *c = &a->chunks[i];
+		char *addr;
+
+		if (!c->nslots || !pmd_chunk_claim(c, PMD_CHUNK_IDLE, PMD_CHUNK_HELD))
+			continue;
+		addr = pmd_chunk_enter(c);
+		if (addr) {
+			pmd_verify_pages(&si->workers[0], c, addr, 0, PMD_CHUNK_PAGES);
+			pmd_chunk_exit(c);
+		}
+		pmd_chunk_release(c, PMD_CHUNK_IDLE);
+	}
+	rcu_unregister_thread();
+	return 0;
+}
+
+static void fork_teardown(struct pmd_sinst *si)
+{
+	struct fork_priv *fp = si->priv;
+	unsigned i;
+
+	if (!fp)
+		return;
+	for (i = 0; fp->fw && i < fp->nfw; i++)
+		if (fp->fw[i].res)
+			munmap(fp->fw[i].res, sizeof(*fp->fw[i].res));
+	free(fp->fw);
+	free(fp);
+	si->priv = NULL;
+}
+
+const struct pmd_stressor pmd_stressor_fork = {
+	.abi = PMD_STRESSOR_ABI,
+	.name = "fork",
+	.summary = "fork while the storm faults; the child and the parent check copy-on-write "
+		   "of frozen chunks",
+	.options = fork_options,
+	.opts_size = sizeof(struct fork_opts),
+	.metrics = fork_metrics,
+	.workers = "1",
+	.supported = fork_supported,
+	.setup = fork_setup,
+	.run = fork_run,
+	.verify = fork_verify,
+	.teardown = fork_teardown,
+};

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the fork and exec stressors share (implemented in stress/fork.c):
+ * waiting for a child without missing the end of the run (and never leaving
+ * one behind), and filling the arena before the clock starts so that fork
+ * has a big page table to copy.
+ *
+ * Both bracket every fork() with liburcu's call_rcu_before_fork() and
+ * call_rcu_after_fork_parent() (the first takes liburcu's call_rcu mutex,
+ * so bracketed forks of all workers are serialised with each other). Their
+ * children use nothing of liburcu, no lock and no malloc, and leave by
+ * _exit() or execve(): call_rcu_after_fork_child() is not called in them on
+ * purpose, since once call_rcu() has been used it allocates and starts a
+ * thread, which a child of a multi-threaded process must not do.
+ */
+#ifndef PMDSTRESS_STRESS_FORK_H
+#define PMDSTRESS_STRESS_FORK_H
+
+#include <pmdstress/stressor.h>
+
+#include <sys/types.h>
+
+/*
+ * Wait for child @pid to exit and reap it. Returns 0 with the wait status in
+ * *@status, -EINTR if the run stopped first (the child was then killed with
+ * SIGKILL and reaped, *@status is its status), or -errno if waiting failed
+ * (the child was killed and reaped if it could be).
+ */
+int pmd_fork_wait(struct pmd_worker *w, pid_t pid, int *status);
+
+/* Wait until @fd is readable or hung up (1), or the run stops (0); -errno on failure. */
+int pmd_fork_wait_fd(struct pmd_worker *w, int fd);
+
+/*
+ * Fill every idle chunk nobody has written yet, one stamp per 4 KiB page,
+ * so that a later fork has a populated page table to copy: PMD-mapped huge
+ * pages under --thp madvise, 4 KiB PTEs under --thp nohuge. Called from
+ * setup, before the clock starts (it registers the calling thread with
+ * liburcu for the while). Returns the chunks filled; *@thp gets how many of
+ * them came out PMD-mapped.
+ */
+unsigned pmd_fork_populate(struct pmd_sinst *si, unsigned *thp);
+
+#endif

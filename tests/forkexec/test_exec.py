@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+# labels: e2e
+# timeout: 180
+"""The exec stressor: fork + execve of this binary in its exec-child mode,
+or of /bin/true, alone and under the storm; the three latencies; a program
+that cannot be executed is skipped with the reason; one that fails is an
+error; no child is ever left behind."""
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+sys.path.insert(0, os.path.dirname(__file__))
+from pmdtest import PMDSTRESS, check, done, run, spawn  # noqa: E402
+from children import become_subreaper, leftovers  # noqa: E402
+
+become_subreaper()
+base = ["--size", "16M", "--progress", "off", "--quiet", "--duration", "1500ms"]
+
+# the exec-child mode: the first argument, before anything else is looked at
+p = subprocess.run([PMDSTRESS, "--exec-child", "--no-such-option"], capture_output=True,
+                   text=True, timeout=10)
+check(p.returncode == 0 and not p.stdout and not p.stderr,
+      f"pmdstress --exec-child exits 0 at once, silent ({p.returncode} {p.stderr!r})")
+
+
+def exec_checks(r, what):
+    e = r.stressor("exec")
+    check(r.rc == 0 and e and e["status"] == "ran", f"{what}: runs clean\n{r.show()}")
+    if not e or e["status"] != "ran":
+        return
+    lat = e["latency"]
+    check(e["ops"] > 0, f"{what}: programs executed: {e['ops']}")
+    check(all(lat[k]["count"] == e["ops"] for k in ("fork", "exec", "total")),
+          f"{what}: one fork, exec and total latency per op")
+    # total_i = fork_i + exec_i + exit and reap, for every op: quantile by quantile too
+    check(all(lat["total"][q] >= lat["exec"][q] and lat["total"][q] >= lat["fork"][q]
+              for q in ("p50", "p90", "p99", "max")),
+          f"{what}: total never below exec or fork {lat['total']['p50']} {lat['exec']['p50']}")
+    check(lat["exec"]["min"] > 0, f"{what}: exec takes time ({lat['exec']['min']} ns)")
+    check(r.doc["events"]["total"] == 0, f"{what}: no events")
+    check(not leftovers(), f"{what}: no child left behind")
+
+
+exec_checks(run(base + ["--stressors", "exec"]), "exec self")
+true = shutil.which("true") or "/bin/true"
+exec_checks(run(base + ["--stressors", "exec", "--exec-program", true]), f"exec {true}")
+r = run(["--config", "exec", "--threads", "4", "--size", "16M", "--duration", "2s",
+         "--progress", "off", "--quiet"])
+exec_checks(r, "the exec scenario (under the storm)")
+check(r.counter("fault", "rounds") > 0, "the storm faulted during the execs")
+r = run(base + ["--stressors", "exec", "--exec-populate"])
+exec_checks(r, "exec with a populated parent")
+check(r.counter("exec", "populated") == 8, f"all 8 chunks populated: {r.counter('exec', 'populated')}")
+
+# cannot run here: a skip with the reason, never a pass
+r = run(base + ["--stressors", "exec", "--exec-program", "/nonexistent/prog"])
+e = r.stressor("exec")
+check(r.rc == 125 and e["status"] == "skipped" and "/nonexistent/prog" in e["reason"] and
+      "No such file" in e["reason"], f"a missing program: skipped with the reason\n{r.show()}")
+# a program that fails is an error of the run, said with its status
+false = shutil.which("false") or "/bin/false"
+r = run(base + ["--stressors", "exec", "--exec-program", false])
+errs = [e for e in r.events() if e["kind"] == "error"]
+check(r.rc == 5 and errs and "exited with status 1" in errs[0]["text"],
+      f"{false}: exit 5, the child's status said\n{r.show()}")
+check(not leftovers(), "a failing program: no child left behind")
+
+# stopped mid-run: nothing left
+p = spawn(["--stressors", "exec", "--duration", "30s", "--size", "16M", "--progress", "off"])
+time.sleep(1.0)
+p.send_signal(signal.SIGINT)
+out, err = p.communicate(timeout=30)
+check(p.returncode == 0, f"SIGINT mid-exec: exit 0 ({p.returncode}) {err[-300:]}")
+check(not leftovers(), "SIGINT mid-exec: no child left behind")
+done()
