@@ -1,0 +1,582 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * migrate: page migration between NUMA nodes under the first-touch storm.
+ *
+ * The race: a chunk's pages are moved to another node while the storm's
+ * workers fault and write them, the verifier reads them and the storm zaps
+ * them. Migrating a PMD-mapped huge page replaces the huge PMD with a PMD
+ * migration entry (set_pmd_migration_entry()), copies the 2 MiB, and
+ * installs the new huge PMD (remove_migration_pmd()); a fault that meets the
+ * migration entry must wait for it (pmd_migration_entry_wait()), and
+ * MADV_DONTNEED, a PMD split or a racing THP fault must each handle a PMD
+ * that is neither none, nor present, nor a page table. That is where "THP
+ * migration / PMD migration-entry" bugs lived (kernel BUG in
+ * mm/huge_memory.c, zap_huge_pmd() on a migration entry, lost writes when
+ * the copy raced a store). Small pages go through the same dance with PTE
+ * migration entries.
+ *
+ * Five ways in: move_pages(2) of a random set of a chunk's pages, and of a
+ * whole chunk (the huge page moves as one); mbind(2) with MPOL_MF_MOVE of a
+ * chunk's range (migrate_pages() via queue_pages_pmd(), the VMA split by the
+ * new policy, then the arena's policy put back); migrate_pages(2) of the
+ * whole process; and a chunk claimed while idle, moved whole and verified
+ * at once. Migration never changes what a page holds, so only the last one
+ * takes ownership; the rest aim at chunks a fault round is writing (the
+ * interesting target) and at any other chunk.
+ *
+ * How to tell it fired: thp_migration_success (huge pages moved whole),
+ * thp_migration_split / thp_migration_fail, pgmigrate_success in the vmstat
+ * deltas; "raced" counts calls on a chunk in a round; right after each call
+ * the pages are asked where they are (move_pages with nodes NULL): "on_node"
+ * on the node asked for, "elsewhere" or "absent" when a racing zap or fault
+ * got there first (counted, not an error). Lost data shows as LOST_WRITE,
+ * STALE or FOREIGN from the storm's verifier, or from the held chunks'.
+ */
+#include <pmdstress/stressor.h>
+
+#include <errno.h>
+#include <numaif.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NSEC 1000000000ull
+#define SCAN_MAX 4096u	    /* chunks looked at for a round to race */
+#define NODEMASK_BITS 1024u /* get_mempolicy wants room for every possible node */
+#define LONG_BITS (8 * sizeof(unsigned long))
+
+enum { KIND_PAGES, KIND_CHUNK, KIND_MBIND, KIND_PROCESS, KIND_HELD, KIND_COUNT };
+
+struct migrate_opts {
+	uint64_t rate;
+	uint64_t weight[KIND_COUNT];
+	uint64_t set;
+	uint64_t race;
+};
+
+#define O(f) offsetof(struct migrate_opts, f)
+static const struct pmd_option migrate_options[] = {
+	{ "rate", PMD_OPT_UINT, O(rate), "100", 0, 1000000, NULL,
+	  "migration calls per second, all workers together (0: as fast as possible)" },
+	{ "pages", PMD_OPT_UINT, O(weight[KIND_PAGES]), "4", 0, 1000, NULL,
+	  "weight of move_pages of a random set of a chunk's pages" },
+	{ "chunk", PMD_OPT_UINT, O(weight[KIND_CHUNK]), "8", 0, 1000, NULL,
+	  "weight of move_pages of all 512 pages of a chunk (a huge page moves whole)" },
+	{ "mbind", PMD_OPT_UINT, O(weight[KIND_MBIND]), "8", 0, 1000, NULL,
+	  "weight of mbind MPOL_BIND + MPOL_MF_MOVE of a chunk's range (then the arena's "
+	  "policy is set back)" },
+	{ "process", PMD_OPT_UINT, O(weight[KIND_PROCESS]), "1", 0, 1000, NULL,
+	  "weight of migrate_pages of the whole process to one node" },
+	{ "held", PMD_OPT_UINT, O(weight[KIND_HELD]), "8", 0, 1000, NULL,
+	  "weight of claiming an idle chunk, moving it whole and verifying it at once" },
+	{ "set", PMD_OPT_UINT, O(set), "32", 1, 512, NULL,
+	  "pages in one random set (pages = N)" },
+	{ "race", PMD_OPT_UINT, O(race), "75", 0, 100, NULL,
+	  "percent of calls aimed at a chunk whose fault round is under way, when there is one" },
+	PMD_OPT_END,
+};
+
+enum {
+	M_OPS,
+	M_PAGES,
+	M_CHUNKS,
+	M_MBINDS,
+	M_PROCESSES,
+	M_HELD,
+	M_ON_NODE,
+	M_ELSEWHERE,
+	M_ABSENT,
+	M_REFUSED,
+	M_RACED,
+	M_ERRORS,
+	L_PAGES,
+	L_CHUNK,
+	L_MBIND,
+	L_PROCESS,
+};
+
+static const struct pmd_metric migrate_metrics[] = {
+	[M_OPS] = { "ops", PMD_METRIC_COUNT, "migration calls of every kind" },
+	[M_PAGES] = { "pages", PMD_METRIC_COUNT, "move_pages calls on a random page set",
+		      PMD_BETTER_NONE },
+	[M_CHUNKS] = { "chunks", PMD_METRIC_COUNT, "move_pages calls on a whole chunk",
+		       PMD_BETTER_NONE },
+	[M_MBINDS] = { "mbinds", PMD_METRIC_COUNT, "mbind MPOL_MF_MOVE calls on a chunk",
+		       PMD_BETTER_NONE },
+	[M_PROCESSES] = { "processes", PMD_METRIC_COUNT, "migrate_pages calls on the process",
+			  PMD_BETTER_NONE },
+	[M_HELD] = { "held", PMD_METRIC_COUNT, "idle chunks claimed, moved whole and verified",
+		     PMD_BETTER_NONE },
+	[M_ON_NODE] = { "on_node", PMD_METRIC_COUNT,
+			"pages on the node asked for, right after the call", PMD_BETTER_NONE },
+	[M_ELSEWHERE] = { "elsewhere", PMD_METRIC_COUNT,
+			  "pages on another node right after (a racing fault or zap, or a refusal)",
+			  PMD_BETTER_NONE },
+	[M_ABSENT] = { "absent", PMD_METRIC_COUNT,
+		       "pages not present right after (never faulted, or zapped meanwhile)",
+		       PMD_BETTER_NONE },
+	[M_REFUSED] = { "refused", PMD_METRIC_COUNT,
+			"pages the kernel said it could not move (busy, no memory, shared)",
+			PMD_BETTER_NONE },
+	[M_RACED] = { "raced", PMD_METRIC_COUNT, "calls on a chunk whose fault round was under way",
+		      PMD_BETTER_NONE },
+	[M_ERRORS] = { "errors", PMD_METRIC_COUNT, "calls that failed as a whole (ENOMEM, ...)",
+		       PMD_BETTER_NONE },
+	[L_PAGES] = { "move_pages", PMD_METRIC_LATENCY, "move_pages of a random page set" },
+	[L_CHUNK] = { "move_chunk", PMD_METRIC_LATENCY, "move_pages of a whole chunk" },
+	[L_MBIND] = { "mbind_move", PMD_METRIC_LATENCY, "mbind MPOL_MF_MOVE of a chunk's range" },
+	[L_PROCESS] = { "migrate_pages", PMD_METRIC_LATENCY, "migrate_pages of the process" },
+	{ NULL },
+};
+
+struct migrate_priv {
+	const struct migrate_opts *o;
+	uint64_t period_ns; /* per worker, from the rate */
+	uint64_t weight_sum;
+	int nodes[64]; /* nodes this process may allocate on */
+	unsigned nnodes;
+};
+
+/* One worker's buffers: a chunk's worth of addresses, targets and answers. */
+struct migrate_worker {
+	void *pages[PMD_CHUNK_PAGES];
+	int nodes[PMD_CHUNK_PAGES];
+	int status[PMD_CHUNK_PAGES];
+	unsigned process_turn;
+};
+
+/* ---- nodes ------------------------------------------------------------------ */
+
+/* The nodes this process may allocate on (its cpuset's mems); -errno on failure. */
+static int mems_allowed(int *nodes, unsigned max, unsigned *n)
+{
+	unsigned long mask[NODEMASK_BITS / LONG_BITS];
+	unsigned i;
+
+	memset(mask, 0, sizeof(mask));
+	*n = 0;
+	if (get_mempolicy(NULL, mask, NODEMASK_BITS, NULL, MPOL_F_MEMS_ALLOWED))
+		return -errno;
+	for (i = 0; i < NODEMASK_BITS && *n < max; i++)
+		if (mask[i / LONG_BITS] & (1ul << (i % LONG_BITS)))
+			nodes[(*n)++] = (int)i;
+	return 0;
+}
+
+/* The node after @node in the allowed list (a random one if @node is unknown). */
+static int next_node(struct pmd_worker *w, const struct migrate_priv *mp, int node)
+{
+	unsigned i;
+
+	for (i = 0; node >= 0 && i < mp->nnodes; i++)
+		if (mp->nodes[i] == node)
+			return mp->nodes[(i + 1) % mp->nnodes];
+	return mp->nodes[pmd_rand_below(w, mp->nnodes)];
+}
+
+/* Where the first present page of @pages is now, or -1. */
+static int node_of(struct migrate_worker *mw, unsigned n)
+{
+	unsigned i;
+
+	if (move_pages(0, n, mw->pages, NULL, mw->status, 0))
+		return -1;
+	for (i = 0; i < n; i++)
+		if (mw->status[i] >= 0)
+			return mw->status[i];
+	return -1;
+}
+
+/* Ask where @n pages are, right after moving them to @target, and count. */
+static void count_placement(struct pmd_worker *w, struct migrate_worker *mw, unsigned n,
+			    int target)
+{
+	uint64_t on = 0, other = 0, absent = 0;
+	unsigned i;
+
+	if (move_pages(0, n, mw->pages, NULL, mw->status, 0))
+		return;
+	for (i = 0; i < n; i++) {
+		if (mw->status[i] == target)
+			on++;
+		else if (mw->status[i] >= 0)
+			other++;
+		else
+			absent++; /* -ENOENT: not present; -EFAULT: zero page or no mapping */
+	}
+	pmd_count(w, M_ON_NODE, on);
+	pmd_count(w, M_ELSEWHERE, other);
+	pmd_count(w, M_ABSENT, absent);
+}
+
+/* move_pages' per-page answers: the ones it could not move (absent is not a refusal). */
+static void count_refused(struct pmd_worker *w, struct migrate_worker *mw, unsigned n)
+{
+	uint64_t refused = 0;
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		if (mw->status[i] < 0 && mw->status[i] != -ENOENT && mw->status[i] != -EFAULT)
+			refused++;
+	pmd_count(w, M_REFUSED, refused);
+}
+
+/* A failed call: counted; one the kernel does not document for this use is reported once. */
+static void call_failed(struct pmd_worker *w, int err, const char *what, int target)
+{
+	pmd_count(w, M_ERRORS, 1);
+	/* no memory on the target node; a range moving under us (mremap) */
+	if (err == ENOMEM || err == EFAULT || err == EBUSY || err == EAGAIN)
+		return;
+	if (pmd_counter_read(&w->stats->counter[M_ERRORS]) == 1)
+		pmd_worker_error(w, -err, "migrate: %s to node %d", what, target);
+}
+
+/* ---- choosing a chunk ---------------------------------------------------------- */
+
+/* A chunk a round is writing (if asked and there is one), else any chunk. */
+static struct pmd_chunk *pick_chunk(struct pmd_worker *w, const struct migrate_priv *mp)
+{
+	struct pmd_arena *a = w->si->arena;
+	unsigned start = (unsigned)pmd_rand_below(w, a->nchunks), i;
+	unsigned scan = a->nchunks < SCAN_MAX ? a->nchunks : SCAN_MAX;
+
+	if (pmd_rand_below(w, 100) < mp->o->race) {
+		for (i = 0; i < scan; i++) {
+			struct pmd_chunk *c = &a->chunks[(start + i) % a->nchunks];
+
+			if (pmd_chunk_state(c) == PMD_CHUNK_ROUND && !pmd_chunk_retired(c))
+				return c;
+		}
+	}
+	return &a->chunks[start];
+}
+
+/* Its address now, or NULL if retired; the calls run outside the read section. */
+static char *chunk_addr(struct pmd_chunk *c)
+{
+	char *addr = pmd_chunk_enter(c);
+
+	if (addr)
+		pmd_chunk_exit(c);
+	return addr;
+}
+
+/*
+ * Claim an idle chunk with recorded contents (zap's habit): one the storm
+ * is about to claim (CLOSING) is left to it, one no round has written yet
+ * is given back untouched.
+ */
+static struct pmd_chunk *hold_chunk(struct pmd_worker *w)
+{
+	struct pmd_arena *a = w->si->arena;
+	unsigned start = (unsigned)pmd_rand_below(w, a->nchunks), i;
+	unsigned scan = a->nchunks < SCAN_MAX ? a->nchunks : SCAN_MAX;
+
+	for (i = 0; i < scan; i++) {
+		struct pmd_chunk *c = &a->chunks[(start + i) % a->nchunks];
+
+		if (pmd_chunk_state(c) != PMD_CHUNK_IDLE ||
+		    (__atomic_load_n(&c->flags, __ATOMIC_RELAXED) & PMD_CF_CLOSING))
+			continue;
+		if (!pmd_chunk_claim(c, PMD_CHUNK_IDLE, PMD_CHUNK_HELD))
+			continue;
+		if (c->nslots && !pmd_chunk_retired(c))
+			return c;
+		pmd_chunk_release(c, PMD_CHUNK_IDLE);
+	}
+	return NULL;
+}
+
+/* ---- the calls ------------------------------------------------------------------- */
+
+/* Fill mw->pages with @n distinct pages of the chunk at @addr (an odd stride visits each once). */
+static void page_set(struct pmd_worker *w, struct migrate_worker *mw, char *addr, unsigned n)
+{
+	unsigned p = 0, stride = 1, k;
+
+	if (n < PMD_CHUNK_PAGES) {
+		p = (unsigned)pmd_rand_below(w, PMD_CHUNK_PAGES);
+		stride = (unsigned)pmd_rand_below(w, PMD_CHUNK_PAGES / 2) * 2 + 1;
+	}
+	for (k = 0; k < n; k++, p = (p + stride) % PMD_CHUNK_PAGES)
+		mw->pages[k] = addr + ((size_t)p << PMD_PAGE_SHIFT);
+}
+
+static void move_set(struct pmd_worker *w, struct migrate_priv *mp, struct migrate_worker *mw,
+		     struct pmd_chunk *c, char *addr, unsigned n, bool held)
+{
+	int target, rc;
+	uint64_t t0;
+	unsigned i;
+
+	page_set(w, mw, addr, n);
+	target = next_node(w, mp, node_of(mw, n));
+	for (i = 0; i < n; i++)
+		mw->nodes[i] = target;
+	if (!held && pmd_chunk_state(c) == PMD_CHUNK_ROUND)
+		pmd_count(w, M_RACED, 1);
+	t0 = pmd_now_ns();
+	rc = (int)move_pages(0, n, mw->pages, mw->nodes, mw->status, MPOL_MF_MOVE);
+	pmd_latency(w, n == PMD_CHUNK_PAGES ? L_CHUNK : L_PAGES, pmd_now_ns() - t0);
+	pmd_chunk_log(c, t0, n == PMD_CHUNK_PAGES ? PMD_OP_MIGRATE : PMD_OP_MIGRATE_PAGES, w->id,
+		      (uint32_t)target);
+	pmd_count(w, M_OPS, 1);
+	pmd_count(w, held ? M_HELD : n == PMD_CHUNK_PAGES ? M_CHUNKS : M_PAGES, 1);
+	if (rc < 0) {
+		call_failed(w, errno, "move_pages", target);
+		return;
+	}
+	count_refused(w, mw, n);
+	count_placement(w, mw, n, target);
+}
+
+static void mbind_move(struct pmd_worker *w, struct migrate_priv *mp, struct migrate_worker *mw,
+		       struct pmd_chunk *c, char *addr)
+{
+	unsigned long mask[PMD_MAX_NODES / LONG_BITS];
+	int target, rc, err = 0;
+	uint64_t t0;
+
+	page_set(w, mw, addr, PMD_CHUNK_PAGES);
+	target = next_node(w, mp, node_of(mw, PMD_CHUNK_PAGES));
+	memset(mask, 0, sizeof(mask));
+	mask[(unsigned)target / LONG_BITS] |= 1ul << ((unsigned)target % LONG_BITS);
+	if (pmd_chunk_state(c) == PMD_CHUNK_ROUND)
+		pmd_count(w, M_RACED, 1);
+	t0 = pmd_now_ns();
+	/* no MPOL_MF_STRICT: pages that cannot move are not an error here */
+	rc = mbind(addr, PMD_CHUNK_SIZE, MPOL_BIND, mask, PMD_MAX_NODES + 1, MPOL_MF_MOVE);
+	if (rc)
+		err = errno;
+	pmd_latency(w, L_MBIND, pmd_now_ns() - t0);
+	pmd_chunk_log(c, t0, PMD_OP_MBIND_MOVE, w->id, (uint32_t)target);
+	pmd_count(w, M_OPS, 1);
+	pmd_count(w, M_MBINDS, 1);
+	/* the range goes back to the arena's policy (the VMA merges again) */
+	rc = pmd_arena_policy(w->si->arena, addr, PMD_CHUNK_SIZE);
+	if (rc && rc != -EFAULT && rc != -ENOMEM)
+		pmd_worker_error(w, rc, "migrate: the arena's memory policy back on chunk %u",
+				 c->index);
+	/*
+	 * EIO: some pages could not be isolated or moved (another migration
+	 * or a zap had them). Without MPOL_MF_STRICT newer kernels say 0, but
+	 * 6.1 says EIO; either way the pages left behind show as elsewhere.
+	 */
+	if (err && err != EIO) {
+		call_failed(w, err, "mbind MPOL_MF_MOVE", target);
+		return;
+	}
+	count_placement(w, mw, PMD_CHUNK_PAGES, target);
+}
+
+static void migrate_process(struct pmd_worker *w, struct migrate_priv *mp,
+			    struct migrate_worker *mw)
+{
+	unsigned long from[PMD_MAX_NODES / LONG_BITS], to[PMD_MAX_NODES / LONG_BITS];
+	int target = mp->nodes[mw->process_turn++ % mp->nnodes];
+	unsigned i;
+	uint64_t t0;
+	long rc;
+
+	memset(from, 0, sizeof(from));
+	memset(to, 0, sizeof(to));
+	for (i = 0; i < mp->nnodes; i++)
+		if (mp->nodes[i] != target && mp->nodes[i] < PMD_MAX_NODES)
+			from[(unsigned)mp->nodes[i] / LONG_BITS] |=
+				1ul << ((unsigned)mp->nodes[i] % LONG_BITS);
+	to[(unsigned)target / LONG_BITS] |= 1ul << ((unsigned)target % LONG_BITS);
+	t0 = pmd_now_ns();
+	rc = migrate_pages(0, PMD_MAX_NODES + 1, from, to);
+	pmd_latency(w, L_PROCESS, pmd_now_ns() - t0);
+	pmd_count(w, M_OPS, 1);
+	pmd_count(w, M_PROCESSES, 1);
+	if (rc < 0)
+		call_failed(w, errno, "migrate_pages of the process", target);
+	else
+		pmd_count(w, M_REFUSED, (uint64_t)rc); /* pages it could not move */
+}
+
+/* Claim an idle chunk, move it whole, and check right away that it holds what it held. */
+static bool move_held(struct pmd_worker *w, struct migrate_priv *mp, struct migrate_worker *mw)
+{
+	struct pmd_chunk *c = hold_chunk(w);
+	char *addr;
+
+	if (!c)
+		return false;
+	addr = chunk_addr(c);
+	if (addr) {
+		move_set(w, mp, mw, c, addr, PMD_CHUNK_PAGES, true);
+		if (w->si->cfg->verify && (addr = pmd_chunk_enter(c))) {
+			unsigned bad = pmd_verify_pages(w, c, addr, 0, PMD_CHUNK_PAGES);
+
+			pmd_chunk_exit(c);
+			pmd_chunk_log(c, pmd_now_ns(), PMD_OP_VERIFY, w->id, bad);
+		}
+	}
+	pmd_chunk_release(c, PMD_CHUNK_IDLE);
+	return addr != NULL;
+}
+
+static unsigned pick_kind(struct pmd_worker *w, const struct migrate_priv *mp)
+{
+	uint64_t r = pmd_rand_below(w, mp->weight_sum);
+	unsigned k;
+
+	for (k = 0; k < KIND_COUNT - 1; k++) {
+		if (r < mp->o->weight[k])
+			return k;
+		r -= mp->o->weight[k];
+	}
+	return k;
+}
+
+static void migrate_once(struct pmd_worker *w, struct migrate_priv *mp, struct migrate_worker *mw)
+{
+	unsigned kind = pick_kind(w, mp);
+	struct pmd_chunk *c;
+	char *addr;
+
+	if (kind == KIND_PROCESS) {
+		migrate_process(w, mp, mw);
+		return;
+	}
+	if (kind == KIND_HELD) {
+		if (move_held(w, mp, mw))
+			return;
+		kind = KIND_CHUNK; /* nothing idle with contents: move one anyway */
+	}
+	c = pick_chunk(w, mp);
+	addr = chunk_addr(c);
+	if (!addr)
+		return;
+	if (kind == KIND_MBIND)
+		mbind_move(w, mp, mw, c, addr);
+	else
+		move_set(w, mp, mw, c, addr,
+			 kind == KIND_CHUNK ? PMD_CHUNK_PAGES : (unsigned)mp->o->set, false);
+}
+
+/* Sleep until the next call is due; false once the run stops. */
+static bool pace(struct pmd_worker *w, uint64_t *next, uint64_t period)
+{
+	uint64_t now = pmd_now_ns();
+
+	if (!period)
+		return !pmd_should_stop(w);
+	*next += period;
+	if (*next + period < now) /* fell behind (a slow migration): do not burst */
+		*next = now;
+	return *next <= now ? !pmd_should_stop(w) : pmd_sleep(w, *next - now);
+}
+
+static int migrate_run(struct pmd_worker *w)
+{
+	struct migrate_priv *mp = w->si->priv;
+	struct migrate_worker *mw = calloc(1, sizeof(*mw));
+	uint64_t next = pmd_now_ns();
+
+	if (!mw)
+		return -ENOMEM;
+	while (!pmd_should_stop(w)) {
+		migrate_once(w, mp, mw);
+		pmd_beat(w);
+		if (!pace(w, &next, mp->period_ns))
+			break;
+	}
+	free(mw);
+	return 0;
+}
+
+/* ---- can it run here -------------------------------------------------------------- */
+
+static const char *migrate_supported(struct pmd_sinst *si)
+{
+	const struct migrate_opts *o = si->opts;
+	int nodes[64], status = 0;
+	uint64_t sum = 0;
+	void *page = &status;
+	unsigned n, k;
+	int err;
+
+	for (k = 0; k < KIND_COUNT; k++)
+		sum += o->weight[k];
+	if (!sum) {
+		snprintf(si->why, sizeof(si->why), "every weight is 0 (pages, chunk, mbind, "
+						   "process, held): nothing to do");
+		return si->why;
+	}
+	err = mems_allowed(nodes, 64, &n);
+	if (err == -ENOSYS) {
+		snprintf(si->why, sizeof(si->why), "kernel without NUMA (get_mempolicy: ENOSYS)");
+		return si->why;
+	}
+	if (err) {
+		snprintf(si->why, sizeof(si->why), "cannot read the nodes this process may use: %s",
+			 strerror(-err));
+		return si->why;
+	}
+	if (n < 2) {
+		snprintf(si->why, sizeof(si->why),
+			 "1 node: migration needs two NUMA nodes with memory (this process may use "
+			 "node %d only; try tools/vm/pmd-vm --nodes 2)", n ? nodes[0] : 0);
+		return si->why;
+	}
+	if (move_pages(0, 1, &page, NULL, &status, 0) && errno == ENOSYS) {
+		snprintf(si->why, sizeof(si->why),
+			 "kernel without page migration (move_pages: ENOSYS, CONFIG_MIGRATION)");
+		return si->why;
+	}
+	return NULL;
+}
+
+static int migrate_setup(struct pmd_sinst *si)
+{
+	const struct migrate_opts *o = si->opts;
+	struct migrate_priv *mp = calloc(1, sizeof(*mp));
+	unsigned k;
+	int err;
+
+	if (!mp)
+		return -ENOMEM;
+	mp->o = o;
+	mp->period_ns = o->rate ? NSEC * si->nworkers / o->rate : 0;
+	for (k = 0; k < KIND_COUNT; k++)
+		mp->weight_sum += o->weight[k];
+	err = mems_allowed(mp->nodes, 64, &mp->nnodes);
+	if (err || mp->nnodes < 2) {
+		free(mp);
+		return err ? err : -ENODEV;
+	}
+	/* mbind and migrate_pages masks here hold nodes below PMD_MAX_NODES */
+	while (mp->nnodes && mp->nodes[mp->nnodes - 1] >= PMD_MAX_NODES)
+		mp->nnodes--;
+	if (mp->nnodes < 2) {
+		free(mp);
+		return -ERANGE;
+	}
+	si->priv = mp;
+	return 0;
+}
+
+static void migrate_teardown(struct pmd_sinst *si)
+{
+	free(si->priv);
+	si->priv = NULL;
+}
+
+const struct pmd_stressor pmd_stressor_migrate = {
+	.abi = PMD_STRESSOR_ABI,
+	.name = "migrate",
+	.summary = "move_pages, mbind MPOL_MF_MOVE and migrate_pages between NUMA nodes while "
+		   "chunks fault",
+	.options = migrate_options,
+	.opts_size = sizeof(struct migrate_opts),
+	.metrics = migrate_metrics,
+	.workers = "1",
+	.supported = migrate_supported,
+	.setup = migrate_setup,
+	.run = migrate_run,
+	.teardown = migrate_teardown,
+};

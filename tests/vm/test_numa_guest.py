@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+# labels: vm e2e
+# timeout: 480
+"""The NUMA scenario in an emulated 2-node guest (tools/vm/pmd-vm, qemu TCG):
+huge pages migrate across nodes (thp_migration_success, the migrate
+stressor's counters) with their data intact (verdict clean, no events), the
+report's topology says 2 nodes and where the workers ran, and
+--numa-balancing on is applied for the run and put back. Once per kernel in
+PMD_NUMA_GUEST_KERNELS (default "6.1 6.12": Debian 12's, fetched once into
+build/vm/; a path to a vmlinux/bzImage works too). Skips (77) with pmd-vm's
+reason where no guest can run here (exit 125)."""
+import json
+import os
+import shlex
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+from pmdtest import BUILD_DIR, PMDSTRESS, check, done, skip  # noqa: E402
+from pmdvm import guest  # noqa: E402
+
+KERNELS = os.environ.get("PMD_NUMA_GUEST_KERNELS", "6.1 6.12").split()
+BINARY = os.path.abspath(PMDSTRESS)
+
+
+def sanitizer_build():
+    try:
+        with open(os.path.join(BUILD_DIR, "CMakeCache.txt")) as f:
+            for line in f:
+                if line.startswith("PMD_SANITIZE:") and line.strip().split("=", 1)[1]:
+                    return line.strip().split("=", 1)[1]
+    except OSError:
+        pass
+    return None
+
+
+if not os.access(BINARY, os.X_OK):
+    skip(f"no pmdstress binary at {BINARY}")
+san = sanitizer_build()
+if san:
+    skip(f"sanitizer build (PMD_SANITIZE={san}): too slow and too big for a TCG guest")
+
+pmd = shlex.quote(BINARY)
+# In the guest: NUMA balancing off first, so every migration in the scenario run
+# is the migrate stressor's; then a short run that turns it on for itself.
+SCRIPT = f"""
+echo 0 > /proc/sys/kernel/numa_balancing
+cat /proc/sys/kernel/numa_balancing > /out/nb.before
+{pmd} --config numa --duration 10s --threads 6 --progress off --json /out/scenario.json \
+  > /out/scenario.txt 2>&1
+echo $? > /out/scenario.rc
+{pmd} --stressors fault,migrate --duration 4s --threads 4 --size 32M --numa-balancing on \
+  --migrate-pages 0 --migrate-chunk 0 --migrate-mbind 0 --migrate-held 0 --migrate-process 1 \
+  --migrate-rate 10 --progress off --json /out/balancing.json > /out/balancing.txt 2>&1
+echo $? > /out/balancing.rc
+cat /proc/sys/kernel/numa_balancing > /out/nb.after
+"""
+
+
+def report(g, name):
+    text = g.file(f"{name}.json")
+    try:
+        return json.loads(text) if text else None
+    except ValueError:
+        return None
+
+
+def stressor(doc, name):
+    for s in (doc or {}).get("stressors", []):
+        if s["name"] == name:
+            return s
+    return {}
+
+
+def counter(doc, st, name):
+    return stressor(doc, st).get("counters", {}).get(name, {}).get("total", 0)
+
+
+def check_scenario(k, g):
+    doc = report(g, "scenario")
+    rc = (g.file("scenario.rc") or "").strip()
+    ok = check(doc is not None and rc == "0",
+               f"{k}: the NUMA scenario ran to the end, exit {rc or '?'}")
+    if not ok:
+        print(g.file("scenario.txt") or g.show())
+        return
+    v = doc["verdict"]
+    ev = doc["events"]["kept"]
+    check(v["status"] == "clean" and not ev,
+          f"{k}: data intact: verdict {v['status']} ({v['summary']}), {len(ev)} events") or \
+        print(json.dumps(ev[:3], indent=1))
+    numa = doc["numa"]
+    nodes = numa["node"]
+    check(numa["nodes"] == 2 and [n["id"] for n in nodes] == [0, 1] and
+          all(n["has_memory"] and n["ncpus"] == 2 and n["mem_total"] > 0 for n in nodes),
+          f"{k}: the topology block shows 2 nodes with 2 CPUs and memory each: "
+          f"{[(n['id'], n['cpus'], n['mem_total']) for n in nodes]}")
+    check(nodes[0]["distances"] == [10, 20] and nodes[1]["distances"] == [20, 10],
+          f"{k}: distances 10/20 ({[n['distances'] for n in nodes]})")
+    ws = numa["workers"]
+    check(len(ws) == doc["threads"] and {w["bound"] for w in ws} == {0, 1} and
+          all(w["node"] == w["bound"] for w in ws),
+          f"{k}: --cpu-nodes spread: workers bound to both nodes, each ran on its own "
+          f"({[(w['bound'], w['node'], w['cpu']) for w in ws]})")
+    check(numa["mem_policy"] == "interleave:0-1", f"{k}: arena policy {numa['mem_policy']}")
+    m = stressor(doc, "migrate")
+    check(m.get("status") == "ran" and counter(doc, "migrate", "ops") > 0,
+          f"{k}: migrate ran, {counter(doc, 'migrate', 'ops')} calls")
+    whole = sum(counter(doc, "migrate", c) for c in ("chunks", "held", "mbinds"))
+    check(whole > 0 and counter(doc, "migrate", "on_node") > 0,
+          f"{k}: whole chunks moved ({whole}) and pages found on the node asked for "
+          f"({counter(doc, 'migrate', 'on_node')}; elsewhere "
+          f"{counter(doc, 'migrate', 'elsewhere')}, absent {counter(doc, 'migrate', 'absent')})")
+    check(counter(doc, "migrate", "errors") < counter(doc, "migrate", "ops"),
+          f"{k}: most migration calls did not fail as a whole "
+          f"({counter(doc, 'migrate', 'errors')} of {counter(doc, 'migrate', 'ops')} did: "
+          "ENOMEM, a range moving)")
+    vm = doc["vmstat"]
+    check(vm.get("thp_migration_success", 0) > 0,
+          f"{k}: huge pages migrated whole across nodes: thp_migration_success "
+          f"{vm.get('thp_migration_success')} (split {vm.get('thp_migration_split')}, "
+          f"fail {vm.get('thp_migration_fail')})")
+    check(vm.get("pgmigrate_success", 0) > 0, f"{k}: pgmigrate_success {vm.get('pgmigrate_success')}")
+    check(counter(doc, "fault", "rounds") > 0 and counter(doc, "fault", "bad_slots") == 0,
+          f"{k}: the storm ran {counter(doc, 'fault', 'rounds')} rounds, no bad slots")
+
+
+def check_balancing(k, g):
+    doc = report(g, "balancing")
+    rc = (g.file("balancing.rc") or "").strip()
+    if not check(doc is not None and rc == "0", f"{k}: the --numa-balancing on run, exit {rc}"):
+        print(g.file("balancing.txt") or g.show())
+        return
+    nb = doc["numa"]["numa_balancing"]
+    before, after = (g.file("nb.before") or "").strip(), (g.file("nb.after") or "").strip()
+    check(nb["setting"] == "on" and nb["was"] == "0" and before == "0" and after == "0",
+          f"{k}: numa_balancing 0 -> on for the run -> {after} after (report: {nb})")
+    vm = doc["vmstat"]
+    check(vm.get("numa_pte_updates", 0) > 0 or vm.get("numa_hint_faults", 0) > 0,
+          f"{k}: the NUMA hinting scanner ran: numa_pte_updates {vm.get('numa_pte_updates')}, "
+          f"numa_hint_faults {vm.get('numa_hint_faults')}")
+    check(counter(doc, "migrate", "processes") > 0,
+          f"{k}: migrate_pages of the process: {counter(doc, 'migrate', 'processes')} calls")
+    check(doc["verdict"]["status"] == "clean" and not doc["events"]["kept"],
+          f"{k}: clean with NUMA balancing on ({doc['verdict']['summary']})")
+
+
+ran = 0
+reasons = []
+for k in KERNELS:
+    t0 = time.monotonic()
+    g = guest(["sh", "-c", SCRIPT], kernel=k, name="numa-guest", nodes=2, cpus_per_node=2,
+              mem_per_node=512, timeout=150, carry=[BINARY])
+    if g.cannot_run:
+        print(f"# {k}: cannot run a guest: {g.reason}")
+        reasons.append(f"{k}: {g.reason}")
+        continue
+    ran += 1
+    print(f"# {k}: pmd-vm {time.monotonic() - t0:.1f}s, boot {g.status.get('boot_s')}s, "
+          f"command {g.status.get('cmd_s')}s, accel {g.status.get('accel')}, "
+          f"release {g.status.get('release')}")
+    if not check(g.rc == 0 and g.status.get("result") == "exit",
+                 f"{k}: the guest ran the command (pmd-vm rc={g.rc}, "
+                 f"result={g.status.get('result')})"):
+        print(g.show())
+        continue
+    check(g.status.get("splats") == "0", f"{k}: no WARNING/BUG/Oops in the guest's kernel log "
+          f"({g.status.get('splats')})") or print((g.file("dmesg") or "")[-3000:])
+    check_scenario(k, g)
+    check_balancing(k, g)
+
+if not ran:
+    skip("no NUMA guest can run here: " + "; ".join(reasons))
+done()
