@@ -5,6 +5,7 @@
  */
 #include <pmdstress/arena.h>
 
+#include "numa.h"
 #include "run.h"
 
 #include <errno.h>
@@ -12,6 +13,7 @@
 #include <string.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <numaif.h>
 #include <urcu.h>
 
 static const char *const op_names[PMD_OP_COUNT] = {
@@ -32,7 +34,16 @@ static const char *const op_names[PMD_OP_COUNT] = {
 	[PMD_OP_COLLAPSE] = "collapse",
 	[PMD_OP_MIGRATE] = "migrate",
 	[PMD_OP_FORK] = "fork",
+	[PMD_OP_RACE_DONTNEED] = "race-dontneed",
+	[PMD_OP_RACE_FREE] = "race-free",
+	[PMD_OP_MPROTECT_RW] = "mprotect-rw",
+	[PMD_OP_MREMAP_BACK] = "mremap-back",
 	[PMD_OP_INJECT] = "inject",
+	[PMD_OP_PAGEMAP_READ] = "pagemap-read",
+	[PMD_OP_POPULATE] = "populate",
+	[PMD_OP_COW_WRITE] = "cow-write",
+	[PMD_OP_MIGRATE_PAGES] = "migrate-pages",
+	[PMD_OP_MBIND_MOVE] = "mbind-move",
 };
 
 const char *pmd_op_name(unsigned op)
@@ -216,6 +227,20 @@ int pmd_arena_madvise_thp(const struct pmd_arena *a, void *addr, size_t len, int
 	return madvise(addr, len, advice) ? -errno : 0;
 }
 
+int pmd_arena_fresh_range(const struct pmd_arena *a, void *addr, size_t len)
+{
+	int err = pmd_arena_madvise_thp(a, addr, len, -1);
+
+	/* a fresh mapping has the default policy already: no mbind needed for it */
+	if (a->mpol.mode != MPOL_DEFAULT) {
+		int e = pmd_arena_policy(a, addr, len);
+
+		if (!err)
+			err = e;
+	}
+	return err;
+}
+
 int pmd_arena_create(struct pmd_arena *a, const struct pmd_config *cfg)
 {
 	size_t nspare = 4, total, reserve;
@@ -230,6 +255,10 @@ int pmd_arena_create(struct pmd_arena *a, const struct pmd_config *cfg)
 	a->shared = cfg->shared;
 	a->thp = cfg->thp;
 	a->tag_key = pmd_stamp_mix(cfg->seed_used ^ 0x706d647374726573ull);
+	/* checked at config time (pmd_numa_check_config), so this cannot fail here */
+	if (cfg->mem_policy[0] && pmd_mempolicy_parse(cfg->mem_policy, pmd_numa_mem_nodes(),
+						      &a->mpol, NULL, 0))
+		return -EINVAL;
 	total = a->size + nspare * PMD_CHUNK_SIZE;
 	/* reserve one extra chunk so the arena can start on a 2 MiB boundary */
 	reserve = total + PMD_CHUNK_SIZE;
@@ -249,7 +278,8 @@ int pmd_arena_create(struct pmd_arena *a, const struct pmd_config *cfg)
 	}
 	a->base = base;
 	a->spare = base + a->size;
-	err = pmd_arena_madvise_thp(a, base, a->size, -1);
+	/* THP advice and the memory policy before the first touch */
+	err = pmd_arena_fresh_range(a, base, a->size);
 	if (err) {
 		munmap(base, total);
 		return err;
@@ -297,7 +327,7 @@ int pmd_arena_zap(struct pmd_arena *a, struct pmd_chunk *c, bool remap, unsigned
 			 -1, 0) == MAP_FAILED)
 			err = -errno;
 		else
-			err = pmd_arena_madvise_thp(a, addr, PMD_CHUNK_SIZE, -1);
+			err = pmd_arena_fresh_range(a, addr, PMD_CHUNK_SIZE);
 		pmd_chunk_revive(c, addr);
 		pmd_chunk_log(c, t, PMD_OP_ZAP_REMAP, worker, 0);
 	}

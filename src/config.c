@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include "ini_reader.h"
+#include "numa.h"
 #include "units.h"
 
 #include <errno.h>
@@ -23,6 +24,8 @@
 
 static const char *const thp_modes[] = { "madvise", "nohuge", "toggle", "inherit", NULL };
 static const char *const progress_modes[] = { "auto", "line", "plain", "off", NULL };
+static const char *const probe_methods[] = { "auto", "scan", "kpageflags", "smaps", NULL };
+static const char *const numa_balancing_modes[] = { "keep", "on", "off", NULL };
 
 #ifndef PMD_DEFAULT_STACK
 #define PMD_DEFAULT_STACK "64K"
@@ -44,8 +47,13 @@ const struct pmd_option pmd_global_options[] = {
 	  "seed for every random choice (0: pick one; the seed used is always printed)" },
 	{ "verify", PMD_OPT_BOOL, G(verify), "on", 0, 0, NULL,
 	  "check every slot of every page after each round" },
+	{ "thp-probe", PMD_OPT_ENUM, G(thp_probe), "auto", 0, 0, probe_methods,
+	  "how a chunk's THP state is read: auto (best available), scan (PAGEMAP_SCAN, 6.7+), "
+	  "kpageflags (pagemap PFNs + /proc/kpageflags, root), smaps (per VMA)" },
 	{ "rounds", PMD_OPT_UINT, G(rounds), "0", 0, 100000, NULL,
 	  "bench mode: repeat the whole measurement this many times, one row each (0: once)" },
+	{ "warmup", PMD_OPT_BOOL, G(warmup), "on", 0, 0, NULL,
+	  "bench mode: run one more round first and report it apart (cold memory, caches)" },
 	{ "interval", PMD_OPT_DURATION, G(interval_ns), "1s", 10000000ull, 3600000000000ull, NULL,
 	  "status line and sample interval" },
 	{ "progress", PMD_OPT_ENUM, G(progress), "auto", 0, 0, progress_modes,
@@ -54,11 +62,28 @@ const struct pmd_option pmd_global_options[] = {
 	  86400000000000ull, NULL, "a worker without progress this long is a hang (exit 4)" },
 	{ "quiet", PMD_OPT_BOOL, G(quiet), "off", 0, 0, NULL, "no text report on stdout" },
 	{ "json", PMD_OPT_STRING, G(json), "", 0, 0, NULL, "write the JSON report to this file" },
+	{ "jsonl", PMD_OPT_STRING, G(jsonl), "", 0, 0, NULL,
+	  "write one JSON object per --interval to this file (a time series a killed run keeps)" },
+	{ "ktap", PMD_OPT_STRING, G(ktap), "", 0, 0, NULL,
+	  "write KTAP results (kselftest runner, KernelCI) to this file; '-': stdout, and the "
+	  "text report goes to stderr" },
+	{ "replay", PMD_OPT_STRING, G(replay), "", 0, 0, NULL,
+	  "rerun a JSON report with its options and seed; options given after it override",
+	  PMD_OPTF_CLI_ONLY | PMD_OPTF_NO_ECHO },
 	{ "stressors", PMD_OPT_STRING, G(stressors), "", 0, 0, NULL,
 	  "run exactly these stressors (comma list), overriding the scenario's sections" },
 	{ "config", PMD_OPT_STRING, G(config), "", 0, 0, NULL,
 	  "scenario: a builtin name (see 'list') or an INI file; default: race",
 	  PMD_OPTF_CLI_ONLY },
+	{ "cpu-nodes", PMD_OPT_STRING, G(cpu_nodes), "", 0, 0, NULL,
+	  "bind worker threads to NUMA nodes' CPUs: spread (round-robin over every node) or a "
+	  "node list such as 0,2 (empty: no binding)" },
+	{ "mem-policy", PMD_OPT_STRING, G(mem_policy), "default", 0, 0, NULL,
+	  "the arena's NUMA memory policy (mbind): default, local, bind:NODES, "
+	  "interleave[:NODES] or preferred:NODE" },
+	{ "numa-balancing", PMD_OPT_ENUM, G(numa_balancing), "keep", 0, 0, numa_balancing_modes,
+	  "set /proc/sys/kernel/numa_balancing for the run (root; put back at exit): keep, on, "
+	  "off" },
 	{ "inject", PMD_OPT_STRING, G(inject), "", 0, 0, NULL,
 	  "test only: CLASS[:chunk[:page[:slot[:after]]]] corrupts the arena once",
 	  PMD_OPTF_HIDDEN },
@@ -477,8 +502,9 @@ int pmd_config_apply_cli(struct pmd_config *cfg, const char *name, const char *v
 		return errf(err, errlen, "--%s needs a value (%s)", name, opt->help);
 	*used_value = true;
 	rc = pmd_opt_parse(opt, base, value, perr, sizeof(perr));
+	/* perr starts with the option's own name; the user typed the full one */
 	if (rc)
-		return errf(err, errlen, "--%s", perr);
+		return errf(err, errlen, "--%s%s", name, perr + strlen(opt->name));
 	if (opt == pmd_opt_find(pmd_global_options, "stressors"))
 		return pmd_config_select(cfg, value, err, errlen);
 	return 0;
@@ -585,6 +611,34 @@ static int resolve_workers(struct pmd_config *cfg, char *err, size_t errlen)
 	if (!nenabled)
 		return errf(err, errlen, "no stressor selected (the scenario has no stressor "
 					 "section and --stressors is empty)");
+	/*
+	 * Too few threads for every partner of a storm: the 'rest' stressors
+	 * keep at least half of them, and the partners that do not fit in the
+	 * other half are dropped, each with the reason (reported as skipped).
+	 * Without a 'rest' stressor every share must fit.
+	 */
+	if (nrest && fixed + nrest > total) {
+		uint64_t keep = total / 2 > nrest ? total / 2 : nrest, budget = total - keep;
+
+		if (keep > total)
+			keep = total;
+		budget = total - keep;
+		fixed = 0;
+		for (i = 0; pmd_stressors[i]; i++) {
+			struct pmd_scfg *sc = &cfg->st[i];
+
+			if (!sc->enabled || sc->workers.rest)
+				continue;
+			if (sc->nworkers <= budget - fixed) {
+				fixed += sc->nworkers;
+				continue;
+			}
+			snprintf(sc->dropped, sizeof(sc->dropped),
+				 "--threads %llu leaves it no worker (the storm keeps half)",
+				 (unsigned long long)total);
+			sc->nworkers = 0;
+		}
+	}
 	if (fixed > total || (nrest && fixed + nrest > total))
 		return errf(err, errlen,
 			    "--threads %llu: too few for the workers asked for (%s%s); raise "
@@ -636,6 +690,8 @@ int pmd_config_finish(struct pmd_config *cfg, char *err, size_t errlen)
 			s = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
 		cfg->seed_used = s ? s : 1;
 	}
+	if (pmd_numa_check_config(cfg, err, errlen))
+		return -EINVAL;
 	return resolve_workers(cfg, err, errlen);
 }
 
@@ -676,7 +732,12 @@ void pmd_config_help(FILE *out)
 		const struct pmd_stressor *st = pmd_stressors[i];
 		char prefix[64];
 
-		fprintf(out, "\n[%s] %s\n", st->name, st->summary);
+		fprintf(out, "\n[%s] %s%s%s\n", st->name, st->summary,
+			(st->flags & PMD_SF_ROOT) ? " (root only)" : "",
+			(st->flags & PMD_SF_OPT_IN) ? " (opt-in: only when named)" : "");
+		snprintf(prefix, sizeof(prefix), "--%s-workers", st->name);
+		fprintf(out, "  %-26s its share of --threads\n  %-26s   [default %s]\n", prefix, "",
+			st->workers ? st->workers : "1");
 		snprintf(prefix, sizeof(prefix), "%s-", st->name);
 		help_table(out, st->options, prefix);
 	}

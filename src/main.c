@@ -1,11 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 /* pmdstress: subcommands. */
+#include "compare.h"
 #include "config.h"
+#include "plot.h"
+#include "replay.h"
 #include "report.h"
 #include "run.h"
 
 #include <stdio.h>
 #include <string.h>
+
+static void help(void)
+{
+	pmd_config_help(stdout);
+	printf("\nReports (see each command's --help):\n"
+	       "  pmdstress run --replay A.json [--OPTION VALUE]...  rerun A's options and seed\n"
+	       "  pmdstress compare A.json B.json... [--threshold PCT]  before/after table\n"
+	       "  pmdstress plot A.json [B.json] -o DIR [--jsonl FILE]  charts with gnuplot\n");
+}
 
 static int usage_error(const char *msg)
 {
@@ -21,10 +33,22 @@ static int cmd_run(int argc, char **argv, int full_argc, char **full_argv)
 
 	if (pmd_config_init(&cfg, err, sizeof(err)))
 		return fprintf(stderr, "pmdstress: internal error: %s\n", err), 5;
-	if (pmd_config_from_argv(&cfg, argc, argv, err, sizeof(err)) ||
-	    pmd_config_finish(&cfg, err, sizeof(err))) {
+	if (pmd_replay_requested(argc, argv) ? pmd_replay_config(&cfg, argc, argv, err, sizeof(err))
+					     : pmd_config_from_argv(&cfg, argc, argv, err, sizeof(err)) ||
+						       pmd_config_finish(&cfg, err, sizeof(err))) {
 		pmd_config_free(&cfg);
 		return usage_error(err);
+	}
+	if (!strcmp(cfg.ktap, "-")) {
+		if (!strcmp(cfg.json, "-")) {
+			pmd_config_free(&cfg);
+			return usage_error("--json - and --ktap - both want stdout; send one of "
+					   "them to a file");
+		}
+		if (pmd_ktap_take_stdout()) {
+			pmd_config_free(&cfg);
+			return fprintf(stderr, "pmdstress: cannot keep stdout for --ktap -\n"), 5;
+		}
 	}
 	rc = pmd_run_main(&cfg, full_argc, full_argv);
 	pmd_config_free(&cfg);
@@ -36,14 +60,22 @@ int main(int argc, char **argv)
 	const char *cmd = argc > 1 ? argv[1] : "run";
 	int i;
 
+	/* the exec stressor's child program: nothing to do, and as little as possible */
+	if (argc > 1 && !strcmp(argv[1], "--exec-child"))
+		return 0;
+	/* these read reports, not run options: their --help is their own */
+	if (!strcmp(cmd, "compare"))
+		return pmd_compare_main(argc - 2, argv + 2);
+	if (!strcmp(cmd, "plot"))
+		return pmd_plot_main(argc - 2, argv + 2);
 	for (i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-			pmd_config_help(stdout);
+			help();
 			return 0;
 		}
 	}
 	if (!strcmp(cmd, "help")) {
-		pmd_config_help(stdout);
+		help();
 		return 0;
 	}
 	if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
@@ -59,7 +91,8 @@ int main(int argc, char **argv)
 		return cmd_run(argc - 2, argv + 2, argc, argv);
 	if (!strncmp(cmd, "--", 2) || argc == 1)
 		return cmd_run(argc - 1, argv + 1, argc, argv);
-	fprintf(stderr, "pmdstress: unknown command '%s' (commands: run, list, help, version; "
+	fprintf(stderr, "pmdstress: unknown command '%s' (commands: run, list, compare, plot, "
+			"help, version; "
 			"options start with --)\n", cmd);
 	return 2;
 }

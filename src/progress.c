@@ -19,7 +19,14 @@ void pmd_sample_take(const struct pmd_run *run, struct pmd_sample *s)
 	s->t_ns = pmd_now_ns();
 	for (i = 0; i < run->nworkers; i++) {
 		const struct pmd_wstats *ws = &run->wstats[i];
+		const struct pmd_metric *m = run->workers[i].si->st->metrics;
 
+		for (k = 0; m && m[k].name; k++) {
+			if (m[k].flags & PMD_MF_RACE_ROUNDS)
+				s->race_rounds += pmd_counter_read(&ws->counter[k]);
+			if (m[k].flags & PMD_MF_RACE_HITS)
+				s->race_hits += pmd_counter_read(&ws->counter[k]);
+		}
 		s->ops += pmd_counter_read(&ws->counter[0]);
 		s->faults += pmd_counter_read(&ws->faults);
 		for (k = 0; k < PMD_THPS_COUNT; k++)
@@ -60,9 +67,11 @@ void pmd_progress_init(struct pmd_progress *p, const struct pmd_run *run)
 	p->last.t_ns = run->t0;
 }
 
-void pmd_progress_tick(struct pmd_progress *p, const struct pmd_run *run, uint64_t now)
+void pmd_progress_tick(struct pmd_progress *p, const struct pmd_run *run,
+		       const struct pmd_sample *sample)
 {
-	struct pmd_sample s;
+	struct pmd_sample s = *sample;
+	uint64_t now = s.t_ns;
 	double dt, share;
 	char ops[16], flt[16], thp[16], el[16], tot[16];
 	char line[160];
@@ -70,7 +79,6 @@ void pmd_progress_tick(struct pmd_progress *p, const struct pmd_run *run, uint64
 
 	if (!p->enabled)
 		return;
-	pmd_sample_take(run, &s);
 	dt = (double)(s.t_ns - p->last.t_ns) / 1e9;
 	if (dt <= 0)
 		dt = 1e-9;

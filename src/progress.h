@@ -14,6 +14,7 @@ struct pmd_sample {
 	uint64_t t_ns;
 	uint64_t ops, faults;
 	uint64_t thp[8];
+	uint64_t race_rounds, race_hits;
 	uint64_t events;
 };
 
@@ -30,7 +31,8 @@ void pmd_sample_take(const struct pmd_run *run, struct pmd_sample *s);
 double pmd_sample_thp_share(const struct pmd_sample *s);
 
 void pmd_progress_init(struct pmd_progress *p, const struct pmd_run *run);
-void pmd_progress_tick(struct pmd_progress *p, const struct pmd_run *run, uint64_t now);
+void pmd_progress_tick(struct pmd_progress *p, const struct pmd_run *run,
+		       const struct pmd_sample *s);
 void pmd_progress_done(struct pmd_progress *p, const struct pmd_run *run);
 
 #endif

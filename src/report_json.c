@@ -6,13 +6,16 @@
  */
 #include "report.h"
 
+#include "bench.h"
 #include "config.h"
+#include "forensics.h"
 #include "run.h"
 #include "units.h"
 
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -54,7 +57,12 @@ static json_t *options_json(const struct pmd_config *cfg)
 		if (!cfg->st[i].enabled)
 			continue;
 		s = options_of(pmd_common_options, &cfg->st[i]);
-		json_object_update(s, options_of(pmd_stressors[i]->options, cfg->st[i].opts));
+		{
+			json_t *own = options_of(pmd_stressors[i]->options, cfg->st[i].opts);
+
+			json_object_update(s, own); /* copies the members, keeps own's reference */
+			json_decref(own);
+		}
 		json_object_set_new(st, pmd_stressors[i]->name, s);
 	}
 	json_object_set_new(o, "stressors", st);
@@ -117,10 +125,8 @@ json_t *pmd_hist_json(const struct pmd_hist *h)
 	return o;
 }
 
-static json_t *stressor_json(const struct pmd_run *run, unsigned i, double secs)
+static json_t *stressor_json(const struct pmd_sinst *si, const struct pmd_totals *t, double secs)
 {
-	const struct pmd_sinst *si = &run->sinst[i];
-	const struct pmd_totals *t = &run->totals[i];
 	const struct pmd_metric *m;
 	json_t *o = json_object(), *ctr = json_object(), *lat = json_object(), *cov = json_object();
 	unsigned k;
@@ -143,6 +149,21 @@ static json_t *stressor_json(const struct pmd_run *run, unsigned i, double secs)
 	for (k = 0; k < PMD_THPS_COUNT; k++)
 		json_object_set_new(cov, pmd_thp_state_name(k), json_integer((json_int_t)t->thp[k]));
 	json_object_set_new(o, "thp_coverage", cov);
+	{
+		uint64_t rounds, hits;
+
+		if (pmd_race_of(si, t, &rounds, &hits)) {
+			json_t *race = json_object();
+
+			json_object_set_new(race, "rounds", json_integer((json_int_t)rounds));
+			json_object_set_new(race, "collided", json_integer((json_int_t)hits));
+			json_object_set_new(race, "share",
+					    json_real(rounds ? (double)hits / (double)rounds : 0));
+			json_object_set_new(race, "collided_per_s",
+					    json_real(secs > 0 ? (double)hits / secs : 0));
+			json_object_set_new(o, "race", race);
+		}
+	}
 	for (k = 0, m = si->st->metrics; m && m->name; m++, k++) {
 		if (m->kind == PMD_METRIC_LATENCY) {
 			json_t *l = pmd_hist_json(&t->hist[k]);
@@ -161,6 +182,106 @@ static json_t *stressor_json(const struct pmd_run *run, unsigned i, double secs)
 	}
 	json_object_set_new(o, "counters", ctr);
 	json_object_set_new(o, "latency", lat);
+	return o;
+}
+
+/*
+ * A merged histogram's distribution as [ns, fraction] points, log-spaced
+ * from min to max (what plots draw): fraction is the share of values in the
+ * buckets up to the one holding ns, so it is exact to the bucket (0.2%).
+ */
+#define PMD_CDF_POINTS 64
+static json_t *hist_cdf_json(const struct pmd_hist *h)
+{
+	uint64_t v[PMD_CDF_POINTS], lo, hi, total = 0, seen = 0;
+	json_t *a = json_array();
+	unsigned i, j, n = 0;
+
+	if (!h->count || !h->buckets)
+		return a;
+	lo = h->min ? h->min : 1;
+	hi = h->max > lo ? h->max : lo;
+	for (j = 0; j < PMD_CDF_POINTS; j++) {
+		double x = (double)lo * pow((double)hi / (double)lo, j / (PMD_CDF_POINTS - 1.0));
+		uint64_t p = j == PMD_CDF_POINTS - 1 ? hi : (uint64_t)llround(x);
+
+		if (!n || p > v[n - 1]) /* a narrow range repeats points: keep each once */
+			v[n++] = p;
+	}
+	for (i = 0; i < PMD_HIST_BUCKETS; i++)
+		total += h->buckets[i];
+	for (i = 0, j = 0; total && i < PMD_HIST_BUCKETS && j < n; i++) {
+		seen += h->buckets[i];
+		for (; j < n && pmd_hist_index(v[j]) == i; j++) {
+			json_t *pt = json_array();
+
+			json_array_append_new(pt, json_integer((json_int_t)v[j]));
+			json_array_append_new(pt, json_real((double)seen / (double)total));
+			json_array_append_new(a, pt);
+		}
+	}
+	return a;
+}
+
+/* The top-level stressor entries carry each latency's distribution, for plots. */
+static void add_cdfs(json_t *o, const struct pmd_sinst *si, const struct pmd_totals *t)
+{
+	json_t *lat = json_object_get(o, "latency");
+	const struct pmd_metric *m;
+	unsigned k;
+
+	for (k = 0, m = si->st->metrics; lat && m && m->name; m++, k++) {
+		json_t *l = json_object_get(lat, m->name);
+
+		if (m->kind == PMD_METRIC_LATENCY && l)
+			json_object_set_new(l, "cdf", hist_cdf_json(&t->hist[k]));
+	}
+}
+
+/* Bench mode: every round in the stressors' shape, and the summary table. */
+static json_t *rounds_json(const struct pmd_run *run)
+{
+	json_t *a = json_array();
+	unsigned i, s;
+
+	for (i = 0; i < run->nrounds; i++) {
+		const struct pmd_round *r = &run->rounds[i];
+		json_t *o = json_object(), *st = json_array();
+
+		json_object_set_new(o, "index", json_integer(r->index));
+		json_object_set_new(o, "warmup", json_boolean(r->warmup));
+		json_object_set_new(o, "duration_s", json_real(r->secs));
+		json_object_set_new(o, "stop_reason", json_string(r->stop_reason));
+		for (s = 0; s < r->nsinst; s++)
+			json_array_append_new(st, stressor_json(&r->sinst[s], &r->totals[s], r->secs));
+		json_object_set_new(o, "stressors", st);
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
+static json_t *bench_json(const struct pmd_run *run)
+{
+	struct pmd_bench_summary s;
+	json_t *o = json_object(), *cols = json_array();
+	unsigned c, i;
+
+	pmd_bench_stats(run, &s);
+	json_object_set_new(o, "measured_rounds", json_integer(s.n));
+	for (c = 0; c < s.ncols; c++) {
+		json_t *col = json_object(), *vals = json_array();
+
+		json_object_set_new(col, "name", json_string(s.name[c]));
+		json_object_set_new(col, "mean", json_real(s.mean[c]));
+		json_object_set_new(col, "stddev", json_real(s.stddev[c]));
+		json_object_set_new(col, "min", json_real(s.min[c]));
+		json_object_set_new(col, "max", json_real(s.max[c]));
+		for (i = 0; i < run->nrounds; i++)
+			json_array_append_new(vals, json_real(pmd_bench_value(run, i, c)));
+		json_object_set_new(col, "per_round", vals);
+		json_array_append_new(cols, col);
+	}
+	json_object_set_new(o, "columns", cols);
 	return o;
 }
 
@@ -237,6 +358,49 @@ static json_t *events_json(const struct pmd_run *run)
 	return o;
 }
 
+/* Split @text into an array of its lines. */
+static json_t *lines_json(const char *text)
+{
+	json_t *a = json_array();
+	const char *p = text, *nl;
+
+	while (p && *p) {
+		nl = strchr(p, '\n');
+		json_array_append_new(a, json_stringn(p, nl ? (size_t)(nl - p) : strlen(p)));
+		p = nl ? nl + 1 : NULL;
+	}
+	return a;
+}
+
+static json_t *reconcile_json(const struct pmd_run *run)
+{
+	struct pmd_reconcile r;
+	json_t *o = json_object();
+
+	pmd_reconcile(run, &r);
+	json_object_set_new(o, "worker_faults", json_integer((json_int_t)r.worker_faults));
+	json_object_set_new(o, "thp_chunks_verified", json_integer((json_int_t)r.thp_chunks));
+	json_object_set_new(o, "vmstat_pgfault", json_integer(r.pgfault));
+	json_object_set_new(o, "vmstat_thp_fault_alloc", json_integer(r.thp_fault_alloc));
+	json_object_set_new(o, "vmstat_thp_fault_fallback", json_integer(r.thp_fault_fallback));
+	json_object_set_new(o, "vmstat_pgalloc", json_integer(r.pgalloc));
+	json_object_set_new(o, "contested_huge_estimate", json_integer(r.contested_huge));
+	return o;
+}
+
+static json_t *monitors_json(const struct pmd_run *run)
+{
+	const struct pmd_monitor *m = &run->mon;
+	json_t *o = json_object();
+
+	json_object_set_new(o, "kmsg", json_string(m->kmsg_status));
+	json_object_set_new(o, "taint_start", m->taint_ok ? hex(m->taint0) : json_null());
+	json_object_set_new(o, "taint_end", m->taint_ok ? hex(m->taint_seen) : json_null());
+	json_object_set_new(o, "kernel_log", lines_json(m->klog_len ? m->klog : ""));
+	json_object_set_new(o, "hang_tasks", lines_json(m->hang_dump));
+	return o;
+}
+
 static json_t *vmstat_json(const struct pmd_run *run)
 {
 	json_t *o = json_object();
@@ -295,25 +459,52 @@ json_t *pmd_report_json_doc(const struct pmd_run *run, int argc, char **argv)
 	json_object_set_new(doc, "argv", av);
 	json_object_set_new(doc, "scenario", json_string(run->cfg->scenario));
 	json_object_set_new(doc, "seed", hex(run->cfg->seed_used));
+	if (run->cfg->replay[0])
+		json_object_set_new(doc, "replay_of", json_string(run->cfg->replay));
 	json_object_set_new(doc, "started", json_string(when));
 	json_object_set_new(doc, "duration_s", json_real(secs));
 	json_object_set_new(doc, "stop_reason", json_string(run->stop_reason));
 	json_object_set_new(doc, "threads", json_integer(run->nworkers));
+	{
+		json_t *up = json_object();
+
+		json_object_set_new(up, "spawn_s", json_real((double)run->start_ns / 1e9));
+		json_object_set_new(up, "rss_before", json_integer((json_int_t)run->start_rss_before));
+		json_object_set_new(up, "rss_after", json_integer((json_int_t)run->start_rss_after));
+		json_object_set_new(up, "rss_per_worker",
+				    json_real(run->nworkers && run->start_rss_after > run->start_rss_before
+						      ? (double)(run->start_rss_after -
+								 run->start_rss_before) /
+								run->nworkers
+						      : 0));
+		json_object_set_new(doc, "startup", up);
+	}
 	json_object_set_new(doc, "options", options_json(run->cfg));
 	json_object_set_new(doc, "system", system_json(&run->sys));
 	json_object_set_new(doc, "arena", arena_json(run));
-	for (i = 0; i < run->nsinst; i++)
-		json_array_append_new(st, stressor_json(run, i, secs));
+	json_object_set_new(doc, "numa", pmd_numa_json(run));
+	for (i = 0; i < run->nsinst; i++) {
+		json_t *s = stressor_json(&run->sinst[i], &run->totals[i], secs);
+
+		add_cdfs(s, &run->sinst[i], &run->totals[i]);
+		json_array_append_new(st, s);
+	}
 	json_object_set_new(doc, "stressors", st);
+	if (run->nrounds) {
+		json_object_set_new(doc, "rounds", rounds_json(run));
+		json_object_set_new(doc, "bench", bench_json(run));
+	}
 	json_object_set_new(doc, "vmstat", vmstat_json(run));
+	json_object_set_new(doc, "monitors", monitors_json(run));
+	json_object_set_new(doc, "reconcile", reconcile_json(run));
+	{
+		char cmd[2048];
+
+		pmd_rerun_command(run, cmd, sizeof(cmd));
+		json_object_set_new(doc, "rerun", json_string(cmd));
+	}
 	json_object_set_new(doc, "events", events_json(run));
-	json_object_set_new(verdict, "status",
-			    json_string((const char *[]){ "clean", "corruption", "usage", "kernel",
-							  "hang", "internal" }[run->exit_code <= 5
-										   ? run->exit_code
-										   : 0]));
-	if (run->exit_code == 125)
-		json_object_set_new(verdict, "status", json_string("skipped"));
+	json_object_set_new(verdict, "status", json_string(run->status ? run->status : "clean"));
 	json_object_set_new(verdict, "exit_code", json_integer(run->exit_code));
 	json_object_set_new(verdict, "summary", json_string(run->verdict));
 	json_object_set_new(doc, "verdict", verdict);
@@ -327,14 +518,14 @@ int pmd_report_json(const char *path, const struct pmd_run *run, int argc, char 
 	int rc = 0;
 
 	if (!strcmp(path, "-")) {
-		rc = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(6));
+		rc = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
 		fputc('\n', stdout);
 		json_decref(doc);
 		return rc ? -EIO : 0;
 	}
 	/* write then rename: a reader never sees half a report */
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
-	if (json_dump_file(doc, tmp, JSON_INDENT(2) | JSON_REAL_PRECISION(6)) ||
+	if (json_dump_file(doc, tmp, JSON_INDENT(2) | JSON_REAL_PRECISION(12)) ||
 	    rename(tmp, path)) {
 		rc = -errno ? -errno : -EIO;
 		unlink(tmp);

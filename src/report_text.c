@@ -2,6 +2,7 @@
 /* The text report: what ran, how fast, how it was mapped, what went wrong. */
 #include "report.h"
 
+#include "forensics.h"
 #include "run.h"
 #include "units.h"
 
@@ -12,6 +13,8 @@ double pmd_run_seconds(const struct pmd_run *run)
 {
 	uint64_t end = run->t_end ? run->t_end : pmd_now_ns();
 
+	if (run->measured_secs > 0)
+		return run->measured_secs;
 	return end > run->t0 ? (double)(end - run->t0) / 1e9 : 0.0;
 }
 
@@ -143,6 +146,38 @@ static void latency_table(FILE *out, const struct pmd_run *run)
 	}
 }
 
+static void race_lines(FILE *out, const struct pmd_run *run, double secs)
+{
+	unsigned i;
+
+	for (i = 0; i < run->nsinst; i++) {
+		uint64_t rounds, hits;
+
+		if (run->sinst[i].skipped ||
+		    !pmd_race_of(&run->sinst[i], &run->totals[i], &rounds, &hits) || !rounds)
+			continue;
+		fprintf(out, "\nrace windows (%s): %" PRIu64 " of %" PRIu64 " rounds collided (%.1f%%), "
+			     "%.1f/s\n", run->sinst[i].st->name, hits, rounds,
+			100.0 * (double)hits / (double)rounds, secs > 0 ? (double)hits / secs : 0);
+	}
+}
+
+static void reconcile_lines(FILE *out, const struct pmd_run *run)
+{
+	struct pmd_reconcile r;
+
+	pmd_reconcile(run, &r);
+	if (!r.have_vmstat)
+		return;
+	fprintf(out, "reconcile: workers counted %" PRIu64 " faults, the kernel %" PRId64
+		     " (pgfault, system-wide); %" PRIu64 " chunks verified PMD-mapped, "
+		     "thp_fault_alloc %" PRId64 ", thp_fault_fallback %" PRId64 "\n",
+		r.worker_faults, r.pgfault, r.thp_chunks, r.thp_fault_alloc, r.thp_fault_fallback);
+	if (r.thp_fault_alloc > 0)
+		fprintf(out, "  huge pages allocated and thrown away by losers of the install race "
+			     "(estimate): %" PRId64 "\n", r.contested_huge);
+}
+
 static void vmstat_lines(FILE *out, const struct pmd_run *run)
 {
 	unsigned i, col = 0;
@@ -212,7 +247,9 @@ void pmd_report_text(FILE *out, const struct pmd_run *run)
 	stressor_table(out, run, secs);
 	counters_table(out, run, secs);
 	latency_table(out, run);
+	race_lines(out, run, secs);
 	vmstat_lines(out, run);
+	reconcile_lines(out, run);
 	pmd_vmstat_delta(&run->vm_before, &run->vm_after, "thp_fault_alloc", &alloc);
 	pmd_vmstat_delta(&run->vm_before, &run->vm_after, "thp_fault_fallback", &fallback);
 	pmd_format_size(run->arena_huge_end & ~((1ull << 20) - 1), huge, sizeof(huge));
@@ -224,6 +261,19 @@ void pmd_report_text(FILE *out, const struct pmd_run *run)
 	else
 		fprintf(out, "THP share of the arena at the end: - (nothing resident); probe: %s\n",
 			pmd_thp_probe_method(run));
+	pmd_numa_text(out, run);
 	event_lines(out, run);
+	if (run->mon.klog_len)
+		fprintf(out, "\nkernel log during the run (splats and what followed them):\n%s",
+			run->mon.klog);
+	if (run->mon.hang_dump)
+		fprintf(out, "\ntasks at the hang (state, wchan, kernel stack where readable):\n%s",
+			run->mon.hang_dump);
+	if (run->exit_code && run->exit_code != 125) {
+		char cmd[2048];
+
+		pmd_rerun_command(run, cmd, sizeof(cmd));
+		fprintf(out, "\nto rerun this with the same seed:\n  %s\n", cmd);
+	}
 	fprintf(out, "verdict: %s (exit %d)\n", run->verdict, run->exit_code);
 }

@@ -7,8 +7,11 @@
 #include "run.h"
 
 #include "config.h"
+#include "fatal.h"
+#include "jsonl.h"
 #include "progress.h"
 #include "report.h"
+#include "restore.h"
 #include "units.h"
 
 #include <errno.h>
@@ -57,8 +60,11 @@ bool pmd_sleep(const struct pmd_worker *w, uint64_t ns)
 	struct pmd_run *run = w->si->run;
 	uint64_t end = pmd_now_ns() + ns, now;
 
+	/* asleep on purpose: the watchdog must not call this a hang */
+	__atomic_store_n(&w->stats->state, PMD_WS_SLEEPING, __ATOMIC_RELAXED);
 	while (!__atomic_load_n(&run->stop, __ATOMIC_ACQUIRE) && (now = pmd_now_ns()) < end)
 		futex_wait(&run->stop, 0, end - now);
+	__atomic_store_n(&w->stats->state, PMD_WS_RUNNING, __ATOMIC_RELAXED);
 	return !__atomic_load_n(&run->stop, __ATOMIC_ACQUIRE);
 }
 
@@ -66,6 +72,50 @@ static void request_stop(struct pmd_run *run)
 {
 	__atomic_store_n(&run->stop, 1, __ATOMIC_RELEASE);
 	futex_wake_all(&run->stop);
+}
+
+void pmd_run_abort_signal(struct pmd_run *run)
+{
+	static const char why[] = "fault on a live chunk";
+
+	if (__atomic_exchange_n(&run->aborting, true, __ATOMIC_ACQ_REL))
+		return;
+	memcpy(run->abort_reason, why, sizeof(why));
+	__atomic_store_n(&run->stop, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &run->stop, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+	syscall(SYS_tgkill, getpid(), run->main_tid, SIGUSR1);
+}
+
+/* The handler's event, posted from the main thread (posting allocates). */
+static void post_fatal_event(struct pmd_run *run)
+{
+	struct pmd_event *ev = &run->fatal_ev;
+	char thread[17];
+
+	if (__atomic_load_n(&run->fatal_pending, __ATOMIC_ACQUIRE) != 2)
+		return;
+	memcpy(thread, ev->text, sizeof(thread));
+	thread[16] = '\0';
+	ev->thp = pmd_thp_probe(run, &run->arena.chunks[ev->chunk], &ev->pfn);
+	snprintf(ev->text, sizeof(ev->text),
+		 "%s (si_code %d) at %#llx on live chunk %d page %d in %s; chunk state %s%s, "
+		 "generation %u", ev->signo == SIGBUS ? "SIGBUS" : "SIGSEGV", ev->si_code,
+		 (unsigned long long)ev->addr, ev->chunk, ev->page, thread,
+		 (const char *[]){ "idle", "round", "held", "?" }[ev->chunk_state &
+								    PMD_CHUNK_STATE_MASK & 3],
+		 (ev->chunk_state & PMD_CHUNK_RETIRED) ? " retired" : "", ev->gen);
+	pmd_event_post(run, ev);
+	run->fatal_pending = 3;
+}
+
+void pmd_run_abort(struct pmd_run *run, const char *why)
+{
+	if (__atomic_exchange_n(&run->aborting, true, __ATOMIC_ACQ_REL))
+		return;
+	snprintf(run->abort_reason, sizeof(run->abort_reason), "%s", why);
+	request_stop(run);
+	/* wake the main thread out of its sigtimedwait */
+	pthread_kill(run->main_thread, SIGUSR1);
 }
 
 uint64_t pmd_rand(struct pmd_worker *w)
@@ -131,12 +181,19 @@ int pmd_inject_parse(const char *text, struct pmd_inject *inj, char *err, size_t
 		return 0;
 	snprintf(buf, sizeof(buf), "%s", text);
 	tok = strtok_r(buf, ":", &save);
-	for (i = 0; names[i]; i++)
-		if (tok && !strcmp(tok, names[i]))
+	for (i = 0; names[i]; i++) {
+		if (tok && !strcmp(tok, names[i])) {
+			inj->kind = PMD_INJECT_CORRUPT;
 			inj->class = (enum pmd_class)(PMD_CLASS_LOST_WRITE + i);
-	if (inj->class == PMD_CLASS_OK) {
+		}
+	}
+	if (tok && !strcmp(tok, "hang"))
+		inj->kind = PMD_INJECT_HANG;
+	if (tok && !strcmp(tok, "segv"))
+		inj->kind = PMD_INJECT_SEGV;
+	if (inj->kind == PMD_INJECT_NONE) {
 		snprintf(err, errlen, "--inject: invalid value '%s' (expected lost_write, stale, "
-				      "foreign, nonzero_after_zap or cow_leak, then "
+				      "foreign, nonzero_after_zap, cow_leak, hang or segv, then "
 				      ":chunk:page:slot:after)", text);
 		return -EINVAL;
 	}
@@ -175,7 +232,13 @@ static void *worker_main(void *arg)
 	/* perf bench's habit: ps, top and perf show who is who */
 	snprintf(name, sizeof(name), "pmd/%.6s/%u", si->st->name, w->index);
 	prctl(PR_SET_NAME, name, 0, 0, 0);
+	pmd_fatal_thread_init(); /* a stack of its own for the fatal-signal handler */
 	rcu_register_thread();
+	rc = pmd_numa_bind_worker(&run->numa, w->id); /* --cpu-nodes */
+	if (rc)
+		pmd_worker_error(w, rc, "binding worker %u to node %d's CPUs (--cpu-nodes)", w->id,
+				 run->numa.where[w->id].bound);
+	__atomic_store_n(&w->stats->state, PMD_WS_RUNNING, __ATOMIC_RELAXED);
 	while (!__atomic_load_n(&run->go, __ATOMIC_ACQUIRE))
 		futex_wait(&run->go, 0, 1000000000ull);
 	if (!si->skipped && si->st->run && !__atomic_load_n(&run->stop, __ATOMIC_ACQUIRE)) {
@@ -183,7 +246,13 @@ static void *worker_main(void *arg)
 		if (rc)
 			pmd_worker_error(w, rc, "%s worker %u stopped", si->st->name, w->index);
 	}
+	pmd_numa_worker_done(&run->numa, w->id); /* where it ran, for the report */
 	rcu_unregister_thread();
+	pmd_fatal_thread_fini();
+	__atomic_store_n(&w->stats->state, PMD_WS_DONE, __ATOMIC_RELAXED);
+	/* every stressor finished its work before the clock ran out: tell main */
+	if (__atomic_sub_fetch(&run->live, 1, __ATOMIC_ACQ_REL) == 0)
+		pthread_kill(run->main_thread, SIGUSR1);
 	return NULL;
 }
 
@@ -249,6 +318,7 @@ static unsigned spawn_workers(struct pmd_run *run)
 		made++;
 	}
 	pthread_attr_destroy(&attr);
+	__atomic_store_n(&run->live, made, __ATOMIC_RELEASE);
 	if (made < run->nworkers) {
 		fprintf(stderr, "pmdstress: only %u of %u worker threads could be created (%s); "
 				"running with fewer\n", made, run->nworkers, strerror(rc));
@@ -278,6 +348,7 @@ static void block_signals(sigset_t *set)
 	sigaddset(set, SIGINT);
 	sigaddset(set, SIGTERM);
 	sigaddset(set, SIGHUP);
+	sigaddset(set, SIGUSR1); /* the last worker to finish */
 	pthread_sigmask(SIG_BLOCK, set, NULL);
 }
 
@@ -294,6 +365,7 @@ static void on_second_signal(struct pmd_run *run, int sig)
 {
 	fprintf(stderr, "\npmdstress: second %s: exiting at once, no report\n", strsignal(sig));
 	(void)run;
+	pmd_restore_all(); /* kernel settings a stressor changed */
 	_exit(128 + sig);
 }
 
@@ -313,15 +385,33 @@ static void main_loop(struct pmd_run *run, const sigset_t *set, char *why, size_
 			break;
 		}
 		sig = wait_signal(set, until > now ? until - now : 0);
-		if (sig) {
+		if (__atomic_load_n(&run->aborting, __ATOMIC_ACQUIRE)) {
+			snprintf(why, whylen, "%s", run->abort_reason);
+			break;
+		}
+		/*
+		 * SIGUSR1 only wakes us up: the last worker sends it after the count
+		 * reached 0, and one sent when a bench round ended by its duration
+		 * arrives pending in the next round, which must not end because of it.
+		 */
+		if (!__atomic_load_n(&run->live, __ATOMIC_ACQUIRE)) {
+			snprintf(why, whylen, "done");
+			break;
+		}
+		if (sig && sig != SIGUSR1) {
 			snprintf(why, whylen, "%s", strsignal(sig));
 			run->stop_signal = sig;
 			break;
 		}
 		now = pmd_now_ns();
 		if (now >= next) {
+			struct pmd_sample sample;
+
 			pmd_events_drain(run);
-			pmd_progress_tick(&prog, run, now);
+			pmd_sample_take(run, &sample);
+			pmd_progress_tick(&prog, run, &sample);
+			pmd_jsonl_write(run, &run->last_sample, &sample);
+			run->last_sample = sample;
 			next += cfg->interval_ns;
 		}
 	}
@@ -332,7 +422,9 @@ static void main_loop(struct pmd_run *run, const sigset_t *set, char *why, size_
 /* Join every worker; a worker that will not come back within the hang timeout is a hang. */
 static bool join_workers(struct pmd_run *run, const sigset_t *set)
 {
-	uint64_t deadline = pmd_now_ns() + run->cfg->hang_timeout_ns;
+	/* after a hang or a fault on a live chunk, do not wait long for the rest */
+	uint64_t deadline = pmd_now_ns() + (run->aborting ? 2000000000ull
+							  : run->cfg->hang_timeout_ns);
 	unsigned i;
 
 	for (i = 0; i < run->nworkers; i++) {
@@ -353,8 +445,10 @@ static bool join_workers(struct pmd_run *run, const sigset_t *set)
 				break;
 			(void)t;
 			sig = wait_signal(set, 0);
-			if (sig)
+			if (sig && sig != SIGUSR1)
 				on_second_signal(run, sig);
+			if (pmd_now_ns() > deadline && run->aborting)
+				return false;
 			if (pmd_now_ns() > deadline) {
 				struct pmd_event ev;
 
@@ -414,27 +508,34 @@ static void decide_verdict(struct pmd_run *run)
 		ran += !run->sinst[i].skipped;
 	if (run->ev_count[PMD_EV_CORRUPTION]) {
 		run->exit_code = 1;
+		run->status = "corruption";
 		snprintf(run->verdict, sizeof(run->verdict), "data corruption: %llu bad page%s",
 			 (unsigned long long)run->ev_count[PMD_EV_CORRUPTION],
 			 run->ev_count[PMD_EV_CORRUPTION] == 1 ? "" : "s");
 	} else if (run->ev_count[PMD_EV_SIGNAL]) {
 		run->exit_code = 1;
+		run->status = "live_fault";
 		snprintf(run->verdict, sizeof(run->verdict), "fault on a live chunk");
 	} else if (run->ev_count[PMD_EV_KERNEL_LOG] || run->ev_count[PMD_EV_TAINT]) {
 		run->exit_code = 3;
+		run->status = "kernel";
 		snprintf(run->verdict, sizeof(run->verdict), "kernel log splat or new taint");
 	} else if (run->ev_count[PMD_EV_HANG]) {
 		run->exit_code = 4;
+		run->status = "hang";
 		snprintf(run->verdict, sizeof(run->verdict), "hang");
 	} else if (run->ev_count[PMD_EV_ERROR]) {
 		run->exit_code = 5;
+		run->status = "internal";
 		snprintf(run->verdict, sizeof(run->verdict), "internal error in a stressor");
 	} else if (!ran) {
 		run->exit_code = 125;
+		run->status = "skipped";
 		snprintf(run->verdict, sizeof(run->verdict), "nothing could run here: every "
 							     "stressor was skipped");
 	} else {
 		run->exit_code = 0;
+		run->status = "clean";
 		snprintf(run->verdict, sizeof(run->verdict), "clean");
 	}
 }
@@ -457,7 +558,9 @@ static int setup_instances(struct pmd_run *run)
 		si->arena = &run->arena;
 		si->opts = sc->opts;
 		si->nworkers = sc->nworkers;
-		if ((si->st->flags & PMD_SF_ROOT) && !run->sys.root)
+		if (sc->dropped[0])
+			si->skipped = sc->dropped;
+		else if ((si->st->flags & PMD_SF_ROOT) && !run->sys.root)
 			si->skipped = "needs root";
 		else if (si->st->supported)
 			si->skipped = si->st->supported(si);
@@ -465,7 +568,12 @@ static int setup_instances(struct pmd_run *run)
 	return 0;
 }
 
-static void call_setups(struct pmd_run *run)
+/*
+ * Setup hooks. -EINVAL with a reason in si->why means the configuration
+ * cannot work (e.g. too small an arena for the workers asked for): a usage
+ * error for the whole run. Any other failure skips that stressor.
+ */
+static int call_setups(struct pmd_run *run)
 {
 	unsigned i;
 
@@ -475,13 +583,20 @@ static void call_setups(struct pmd_run *run)
 
 		if (si->skipped || !si->st->setup)
 			continue;
+		si->why[0] = '\0';
 		rc = si->st->setup(si);
+		if (rc == -EINVAL && si->why[0]) {
+			fprintf(stderr, "pmdstress: %s: %s\n", si->st->name, si->why);
+			run->setup_failed[i] = true;
+			return 2;
+		}
 		if (rc) {
 			snprintf(si->why, sizeof(si->why), "setup failed: %s", strerror(-rc));
 			si->skipped = si->why;
 			run->setup_failed[i] = true;
 		}
 	}
+	return 0;
 }
 
 static void call_verifies_and_teardowns(struct pmd_run *run)
@@ -501,6 +616,10 @@ static void call_verifies_and_teardowns(struct pmd_run *run)
 static void release_workers(struct pmd_run *run)
 {
 	run->t0 = pmd_now_ns();
+	if (!run->t_origin)
+		run->t_origin = run->t0;
+	pmd_sample_take(run, &run->last_sample);
+	run->last_sample.t_ns = run->t0;
 	__atomic_store_n(&run->go, 1, __ATOMIC_RELEASE);
 	futex_wake_all(&run->go);
 }
@@ -520,23 +639,46 @@ static int fail_run(struct pmd_run *run, int code, const char *fmt, ...)
 	return code;
 }
 
-int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
+/* Free what one round built, so the next starts from a fresh arena and workers. */
+static void round_cleanup(struct pmd_run *run)
 {
-	struct pmd_run *run = calloc(1, sizeof(*run));
-	char why[64] = "", err[PMD_ERRLEN];
-	sigset_t set;
+	unsigned i, k;
+
+	for (i = 0; i < run->nworkers; i++)
+		for (k = 0; k < PMD_MAX_METRICS; k++)
+			pmd_hist_free(&run->wstats[i].hist[k]);
+	if (run->wstats)
+		munmap(run->wstats, sizeof(struct pmd_wstats) * (run->nworkers ? run->nworkers : 1));
+	free(run->workers);
+	free(run->threads);
+	free(run->started);
+	run->wstats = NULL;
+	run->workers = NULL;
+	run->threads = NULL;
+	run->started = NULL;
+	run->nworkers = 0;
+	memset(run->sinst, 0, sizeof(run->sinst));
+	memset(run->setup_failed, 0, sizeof(run->setup_failed));
+	run->nsinst = 0;
+	__atomic_store_n(&run->stop, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&run->go, 0, __ATOMIC_RELEASE);
+	pmd_thp_probe_fini(run);
+	pmd_arena_destroy(&run->arena);
+}
+
+/*
+ * One measurement: map the arena, start the workers, run until the clock,
+ * a signal or the stressors' own end, stop, join, verify, merge. Returns 0,
+ * -1 if a worker hung (do not clean up: it may still be in the kernel), or
+ * an exit code > 0 if the round could not start.
+ */
+static int run_round(struct pmd_run *run, const sigset_t *set, unsigned index)
+{
+	const struct pmd_config *cfg = run->cfg;
+	char why[64] = "";
 	bool joined;
 	int rc;
 
-	if (!run)
-		return 5;
-	run->cfg = cfg;
-	run->pagemap_fd = run->kpageflags_fd = -1;
-	run->thp_share_end = -1;
-	pmd_events_init(run);
-	pmd_sysinfo_read(&run->sys);
-	if (pmd_inject_parse(cfg->inject, &run->inject, err, sizeof(err)))
-		return fail_run(run, 2, "%s", err);
 	rc = pmd_arena_create(&run->arena, cfg);
 	if (rc) {
 		char sz[32];
@@ -546,41 +688,134 @@ int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 					  "RLIMIT_AS / free memory)", sz, strerror(-rc));
 	}
 	pmd_thp_probe_init(run);
+	pmd_fatal_watch(run);
+	if (pmd_thp_probe_unavailable(run))
+		return fail_run(run, 125, "--thp-probe: %s", pmd_thp_probe_unavailable(run));
 	setup_instances(run);
 	rc = alloc_workers(run);
+	if (!rc)
+		rc = pmd_numa_round(&run->numa, run->nworkers);
 	if (rc)
 		return fail_run(run, 125, "cannot allocate %u workers: %s", run->nworkers,
 				strerror(-rc));
-	block_signals(&set);
+	if (index == 0) {
+		run->start_rss_before = pmd_self_rss();
+		run->start_ns = pmd_now_ns();
+	}
 	spawn_workers(run);
-	call_setups(run);
-	pmd_vmstat_read(&run->vm_before);
-	run->wall_start = (uint64_t)time(NULL);
-	pmd_report_start(stdout, run);
+	rc = call_setups(run);
+	if (rc) {
+		/* the workers wait at the start: release them into a stopped run */
+		request_stop(run);
+		release_workers(run);
+		join_workers(run, set);
+		return rc;
+	}
+	if (index == 0) {
+		/* what it costs to bring the workers up: time, and memory per worker */
+		run->start_ns = pmd_now_ns() - run->start_ns;
+		run->start_rss_after = pmd_self_rss();
+	}
+	if (index == 0) {
+		pmd_monitor_open(run);
+		pmd_vmstat_read(&run->vm_before);
+		run->wall_start = (uint64_t)time(NULL);
+		pmd_report_start(stdout, run);
+	}
 	release_workers(run);
-	main_loop(run, &set, why, sizeof(why));
+	pmd_monitor_start(run);
+	main_loop(run, set, why, sizeof(why));
 	snprintf(run->stop_reason, sizeof(run->stop_reason), "%s", why);
-	joined = join_workers(run, &set);
+	joined = join_workers(run, set);
 	run->t_end = pmd_now_ns();
-	pmd_vmstat_read(&run->vm_after);
+	post_fatal_event(run);
+	pmd_monitor_stop(run);
 	if (joined)
 		call_verifies_and_teardowns(run);
 	pmd_events_drain(run);
 	merge_totals(run);
-	if (!pmd_arena_smaps(&run->arena, &run->arena_rss_end, &run->arena_huge_end) &&
+	if (!pmd_arena_smaps(&run->arena, &run->arena_rss_end, &run->arena_huge_end, NULL) &&
 	    run->arena_rss_end)
 		run->thp_share_end = (double)run->arena_huge_end / (double)run->arena_rss_end;
+	return joined ? 0 : -1;
+}
+
+int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
+{
+	struct pmd_run *run = calloc(1, sizeof(*run));
+	char err[PMD_ERRLEN];
+	unsigned i, nrounds;
+	sigset_t set;
+	int rc = 0;
+
+	if (!run)
+		return 5;
+	run->cfg = cfg;
+	run->pagemap_fd = run->kpageflags_fd = -1;
+	run->thp_share_end = -1;
+	run->main_thread = pthread_self();
+	run->main_tid = (pid_t)syscall(SYS_gettid);
+	pmd_events_init(run);
+	pmd_sysinfo_read(&run->sys);
+	pmd_numa_init(&run->numa);
+	if (pmd_numa_placement(&run->numa, cfg))
+		return fail_run(run, 5, "--cpu-nodes %s: cannot resolve the placement",
+				cfg->cpu_nodes);
+	pmd_restore_install(); /* before anything changes a kernel setting */
+	pmd_fatal_install();
+	rc = pmd_numa_balancing_apply(&run->numa, cfg->numa_balancing);
+	if (rc)
+		return fail_run(run, 125, "--numa-balancing: cannot set %s: %s%s",
+				PMD_NUMA_BALANCING_PATH, strerror(-rc),
+				rc == -EBUSY	? " (another pmdstress run is changing kernel "
+						  "settings; run one at a time)"
+				: rc == -ENOENT ? " (kernel without CONFIG_NUMA_BALANCING)"
+				: rc == -EACCES || rc == -EPERM ? " (needs root)"
+								: "");
+	if (pmd_inject_parse(cfg->inject, &run->inject, err, sizeof(err)))
+		return fail_run(run, 2, "%s", err);
+	block_signals(&set);
+	rc = pmd_jsonl_open(run, cfg->jsonl);
+	if (rc)
+		return fail_run(run, 2, "--jsonl: cannot write '%s': %s", cfg->jsonl, strerror(-rc));
+	/* bench mode: a warm-up round, reported apart, then the measured ones */
+	nrounds = cfg->rounds ? (unsigned)cfg->rounds + (cfg->warmup ? 1 : 0) : 1;
+	for (i = 0; i < nrounds; i++) {
+		if (i)
+			round_cleanup(run);
+		rc = run_round(run, &set, i);
+		if (rc > 0)
+			return rc;
+		if (cfg->rounds)
+			pmd_bench_round_done(run, i, cfg->warmup && i == 0);
+		if (rc < 0 || run->stop_signal || run->aborting)
+			break;
+	}
+	pmd_jsonl_close(run);
+	/* every worker has stopped (or hangs): put back what stressors changed */
+	pmd_restore_all();
+	pmd_vmstat_read(&run->vm_after);
+	if (cfg->rounds)
+		pmd_bench_finish(run);
 	decide_verdict(run);
 	if (!cfg->quiet)
 		pmd_report_text(stdout, run);
 	if (cfg->json[0] && pmd_report_json(cfg->json, run, argc, argv))
 		fprintf(stderr, "pmdstress: cannot write the JSON report to %s\n", cfg->json);
+	if (cfg->ktap[0] && pmd_report_ktap(cfg->ktap, run))
+		fprintf(stderr, "pmdstress: cannot write the KTAP results to %s\n", cfg->ktap);
 	fflush(stdout);
 	fprintf(stderr, "pmdstress: %s (exit %d)\n", run->verdict, run->exit_code);
-	if (!joined) /* a worker is stuck in the kernel: do not wait for it */
+	if (rc < 0) /* a worker is stuck in the kernel: do not wait for it */
 		_exit(run->exit_code);
 	rc = run->exit_code;
-	pmd_thp_probe_fini(run);
-	pmd_arena_destroy(&run->arena);
+	round_cleanup(run);
+	pmd_bench_free(run);
+	pmd_monitor_close(run);
+	pmd_numa_fini(&run->numa);
+	pmd_fatal_watch(NULL);
+	free(run->mon.klog);
+	free(run->mon.hang_dump);
+	free(run);
 	return rc;
 }

@@ -5,10 +5,15 @@
 
 #include <pmdstress/stressor.h>
 
+#include "monitor.h"
+#include "numa.h"
+#include "progress.h"
 #include "sysinfo.h"
 #include "vmstat.h"
 
 #include <pthread.h>
+#include <sys/types.h>
+#include <stdio.h>
 #include <urcu/wfcqueue.h>
 
 /* Counters kept for every stressor, whatever its metrics. */
@@ -35,13 +40,27 @@ struct pmd_run {
 	pthread_t *threads;
 	bool *started; /* thread i exists */
 	uint32_t go;   /* atomic futex word: 1 releases the workers */
+	uint32_t live; /* atomic: workers still running */
+	pthread_t main_thread;
+	pid_t main_tid; /* for tgkill from a signal handler */
 	bool setup_failed[PMD_MAX_STRESSORS];
 
 	uint32_t stop; /* atomic; also a futex word for pmd_sleep() */
 	uint64_t t0;   /* pmd_now_ns() at the start gate */
 	uint64_t t_end;
 	uint64_t wall_start; /* unix seconds */
+	uint64_t t_origin;   /* t0 of the first round: the clock events are reported on */
+	uint64_t start_ns;   /* spawning the workers and their setup, first round */
+	unsigned long long start_rss_before, start_rss_after;
 	int stop_signal;     /* the signal that stopped the run, or 0 */
+	bool aborting;	     /* a monitor ended the run (hang, fault on a live chunk) */
+	char abort_reason[32];
+	struct pmd_monitor mon;
+	/* a fault on a live chunk, filled by the signal handler (src/fatal.c) */
+	struct pmd_event fatal_ev;
+	uint32_t fatal_pending; /* atomic: 1 filling, 2 filled */
+	FILE *jsonl; /* --jsonl */
+	struct pmd_sample last_sample; /* at the last tick */
 	char stop_reason[64];
 
 	/* events: posted wait-free, drained by the main thread */
@@ -63,17 +82,43 @@ struct pmd_run {
 	uint32_t inject_done; /* atomic */
 
 	struct pmd_sysinfo sys;
+	struct pmd_numa numa; /* topology, placement, where workers ran (src/numa.c) */
 	struct pmd_vmstat vm_before, vm_after;
 	double thp_share_end; /* AnonHugePages / Rss of the arena at the end, -1 unknown */
 	uint64_t arena_rss_end, arena_huge_end;
 
-	/* merged results, per stressor instance */
+	/* merged results, per stressor instance (bench mode: over the measured rounds) */
 	struct pmd_totals totals[PMD_MAX_STRESSORS];
+	/* bench mode (--rounds): one entry per round, src/bench.c */
+	struct pmd_round *rounds;
+	unsigned nrounds;
+	double measured_secs; /* sum over measured rounds; 0 outside bench mode */
 	int exit_code;
+	const char *status; /* clean, corruption, live_fault, kernel, hang, internal, skipped */
 	char verdict[256];
 };
 
+/* One round of bench mode: what each stressor did in it. */
+struct pmd_round {
+	unsigned index;
+	bool warmup;
+	double secs;
+	char stop_reason[64];
+	struct pmd_sinst sinst[PMD_MAX_STRESSORS]; /* names, workers, skipped */
+	unsigned nsinst;
+	struct pmd_totals totals[PMD_MAX_STRESSORS];
+};
+
 int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv);
+/* End the run now from any thread (hang, fault on a live chunk): report, do not wait long. */
+void pmd_run_abort(struct pmd_run *run, const char *why);
+/* The same, from a signal handler: only async-signal-safe calls. */
+void pmd_run_abort_signal(struct pmd_run *run);
+
+/* Bench mode (src/bench.c): keep a finished round, and fold the measured ones. */
+void pmd_bench_round_done(struct pmd_run *run, unsigned index, bool warmup);
+void pmd_bench_finish(struct pmd_run *run);
+void pmd_bench_free(struct pmd_run *run);
 
 /* Drain the event queue into the kept/counted store. Main thread only. */
 void pmd_events_drain(struct pmd_run *run);
@@ -83,10 +128,14 @@ void pmd_events_init(struct pmd_run *run);
 void pmd_thp_probe_init(struct pmd_run *run);
 void pmd_thp_probe_fini(struct pmd_run *run);
 const char *pmd_thp_probe_method(const struct pmd_run *run);
+const char *pmd_thp_probe_unavailable(const struct pmd_run *run);
 /* PFN mapped at @addr, 0 if not present or not visible (needs CAP_SYS_ADMIN). */
 uint64_t pmd_page_pfn(struct pmd_run *run, const void *addr);
-/* Arena-wide AnonHugePages and Rss from /proc/self/smaps. */
-int pmd_arena_smaps(const struct pmd_arena *a, uint64_t *rss, uint64_t *huge);
+/*
+ * Arena-wide Rss and AnonHugePages from one pass over /proc/self/smaps, and
+ * (if @other) the Rss of everything else: pmdstress's own memory.
+ */
+int pmd_arena_smaps(const struct pmd_arena *a, uint64_t *rss, uint64_t *huge, uint64_t *other);
 
 int pmd_arena_create(struct pmd_arena *a, const struct pmd_config *cfg);
 void pmd_arena_destroy(struct pmd_arena *a);

@@ -7,7 +7,9 @@
  *   2. pagemap PFNs + /proc/kpageflags (root): a huge page is 512 present,
  *      contiguous PFNs from an aligned head with KPF_THP set (it cannot tell
  *      a PMD mapping from an intact PTE-mapped one);
- *   3. pagemap present bits only: NONE or UNKNOWN.
+ *   3. pagemap present bits + /proc/self/smaps (not root, before 6.7): the
+ *      VMA holding the chunk says THP if all of its Rss is AnonHugePages, PTE
+ *      if none is; a VMA with some of each cannot say which chunk: UNKNOWN.
  * Reading pagemap never faults the chunk in, so probing does not disturb
  * the race it is observing.
  */
@@ -23,13 +25,16 @@
 
 void pmd_thp_probe_init(struct pmd_run *run)
 {
+	unsigned want = run->cfg->thp_probe;
 	struct page_region r;
 	struct pm_scan_arg arg;
 
 	run->pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
-	run->kpageflags_fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
+	run->kpageflags_fd = -1;
+	if (want == PMD_PROBE_AUTO || want == PMD_PROBE_KPAGEFLAGS || want == PMD_PROBE_SCAN)
+		run->kpageflags_fd = open("/proc/kpageflags", O_RDONLY | O_CLOEXEC);
 	run->scan_ok = false;
-	if (run->pagemap_fd < 0)
+	if (run->pagemap_fd < 0 || (want != PMD_PROBE_AUTO && want != PMD_PROBE_SCAN))
 		return;
 	memset(&arg, 0, sizeof(arg));
 	arg.size = sizeof(arg);
@@ -40,6 +45,19 @@ void pmd_thp_probe_init(struct pmd_run *run)
 	arg.category_anyof_mask = PAGE_IS_PRESENT | PAGE_IS_HUGE;
 	arg.return_mask = PAGE_IS_PRESENT | PAGE_IS_HUGE;
 	run->scan_ok = ioctl(run->pagemap_fd, PAGEMAP_SCAN, &arg) >= 0;
+}
+
+/* The method asked for cannot work here: why, or NULL. */
+const char *pmd_thp_probe_unavailable(const struct pmd_run *run)
+{
+	switch (run->cfg->thp_probe) {
+	case PMD_PROBE_SCAN:
+		return run->scan_ok ? NULL : "PAGEMAP_SCAN is not supported by this kernel (6.7+)";
+	case PMD_PROBE_KPAGEFLAGS:
+		return run->kpageflags_fd >= 0 ? NULL : "/proc/kpageflags is not readable (root)";
+	default:
+		return run->pagemap_fd >= 0 ? NULL : "/proc/self/pagemap is not readable";
+	}
 }
 
 void pmd_thp_probe_fini(struct pmd_run *run)
@@ -110,6 +128,42 @@ static enum pmd_thp_state by_scan(struct pmd_run *run, uintptr_t addr, uint64_t 
 	return PMD_THPS_PTE;
 }
 
+/* The fallback: what the VMA holding @addr says about all of it. */
+static enum pmd_thp_state by_smaps(uintptr_t addr, unsigned present)
+{
+	FILE *f = fopen("/proc/self/smaps", "re");
+	unsigned long start, end, kb, rss = 0, huge = 0;
+	char line[512];
+	bool in = false, seen = false;
+
+	if (!f)
+		return PMD_THPS_UNKNOWN;
+	while (fgets(line, sizeof(line), f)) {
+		if ((isdigit((unsigned char)line[0]) || (line[0] >= 'a' && line[0] <= 'f')) &&
+		    sscanf(line, "%lx-%lx", &start, &end) == 2) {
+			if (in)
+				break;
+			in = addr >= start && addr < end;
+			seen |= in;
+			continue;
+		}
+		if (!in)
+			continue;
+		if (sscanf(line, "Rss: %lu kB", &kb) == 1)
+			rss = kb;
+		else if (sscanf(line, "AnonHugePages: %lu kB", &kb) == 1)
+			huge = kb;
+	}
+	fclose(f);
+	if (!seen || !rss)
+		return PMD_THPS_UNKNOWN;
+	if (huge == rss && present == PMD_CHUNK_PAGES)
+		return PMD_THPS_THP;
+	if (!huge)
+		return PMD_THPS_PTE;
+	return PMD_THPS_UNKNOWN;
+}
+
 static enum pmd_thp_state by_pagemap(struct pmd_run *run, uintptr_t addr, uint64_t *first_pfn)
 {
 	uint64_t e[PMD_CHUNK_PAGES];
@@ -138,8 +192,8 @@ static enum pmd_thp_state by_pagemap(struct pmd_run *run, uintptr_t addr, uint64
 	*first_pfn = pfn0;
 	if (!present)
 		return PMD_THPS_NONE;
-	if (!pfns || run->kpageflags_fd < 0)
-		return PMD_THPS_UNKNOWN;
+	if (!pfns || run->kpageflags_fd < 0 || run->cfg->thp_probe == PMD_PROBE_SMAPS)
+		return by_smaps(addr, present);
 	if (thp == PMD_CHUNK_PAGES && contiguous && pfn0 % PMD_CHUNK_PAGES == 0)
 		return PMD_THPS_THP;
 	return thp ? PMD_THPS_MIXED : PMD_THPS_PTE;
@@ -172,15 +226,17 @@ const char *pmd_thp_probe_method(const struct pmd_run *run)
 		return "pagemap_scan";
 	if (run->kpageflags_fd >= 0)
 		return "pagemap+kpageflags";
-	return "pagemap (present bits only)";
+	return "pagemap+smaps (per VMA)";
 }
 
-int pmd_arena_smaps(const struct pmd_arena *a, uint64_t *rss, uint64_t *huge)
+int pmd_arena_smaps(const struct pmd_arena *a, uint64_t *rss, uint64_t *huge, uint64_t *other)
 {
 	uintptr_t lo = (uintptr_t)a->base, hi = lo + a->size + (size_t)a->nspare * PMD_CHUNK_SIZE;
 	FILE *f = fopen("/proc/self/smaps", "re");
 	char line[512];
 	bool in = false;
+
+	uint64_t outside = 0;
 
 	*rss = *huge = 0;
 	if (!f)
@@ -194,13 +250,18 @@ int pmd_arena_smaps(const struct pmd_arena *a, uint64_t *rss, uint64_t *huge)
 			in = start >= lo && end <= hi;
 			continue;
 		}
-		if (!in)
+		if (!in) {
+			if (sscanf(line, "Rss: %lu kB", &kb) == 1)
+				outside += (uint64_t)kb << 10;
 			continue;
+		}
 		if (sscanf(line, "Rss: %lu kB", &kb) == 1)
 			*rss += (uint64_t)kb << 10;
 		else if (sscanf(line, "AnonHugePages: %lu kB", &kb) == 1)
 			*huge += (uint64_t)kb << 10;
 	}
 	fclose(f);
+	if (other)
+		*other = outside;
 	return 0;
 }

@@ -36,6 +36,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 enum { ORDER_MIXED, ORDER_FORWARD, ORDER_BACKWARD, ORDER_RANDOM };
 enum { LAT_TOUCH, LAT_PAGE };
@@ -44,6 +45,7 @@ enum { ZAP_AUTO, ZAP_DONTNEED, ZAP_REMAP };
 struct fault_opts {
 	unsigned order;
 	uint64_t chunks;
+	uint64_t sweeps;
 	uint64_t group;
 	unsigned latency;
 	unsigned zap;
@@ -61,6 +63,9 @@ static const struct pmd_option fault_options[] = {
 	  "forward, backward, random" },
 	{ "chunks", PMD_OPT_UINT, O(chunks), "1", 0, 131072, NULL,
 	  "chunks each group touches per round (0: all of the group's chunks, a full sweep)" },
+	{ "sweeps", PMD_OPT_UINT, O(sweeps), "0", 0, UINT32_MAX, NULL,
+	  "rounds each group runs before its workers finish (0: until the run stops); with "
+	  "chunks = 0 one round is one pass over the arena, as in the seed benchmark" },
 	{ "group", PMD_OPT_UINT, O(group), "64", 1, PMD_PAGE_SLOTS, NULL,
 	  "most workers racing on the same chunks; more workers form more groups" },
 	{ "latency", PMD_OPT_ENUM, O(latency), "touch", 0, 0, latencies,
@@ -91,17 +96,20 @@ enum {
 
 static const struct pmd_metric fault_metrics[] = {
 	[M_OPS] = { "ops", PMD_METRIC_COUNT, "pages written" },
-	[M_ROUNDS] = { "rounds", PMD_METRIC_COUNT, "rounds run by all groups", PMD_BETTER_NONE },
+	[M_ROUNDS] = { "rounds", PMD_METRIC_COUNT, "rounds run by all groups", PMD_BETTER_NONE,
+		       PMD_MF_RACE_ROUNDS },
 	[M_COLLISIONS] = { "collisions", PMD_METRIC_COUNT,
 			   "rounds in which two or more workers' touch windows overlapped",
-			   PMD_BETTER_NONE },
+			   PMD_BETTER_NONE, PMD_MF_RACE_HITS },
 	[M_SKIPPED] = { "skipped", PMD_METRIC_COUNT, "chunk touches skipped: chunk retired", PMD_BETTER_NONE },
 	[M_BAD_SLOTS] = { "bad_slots", PMD_METRIC_COUNT, "slots that failed verification", PMD_BETTER_NONE },
 	[M_ZAP_DONTNEED] = { "zap_dontneed", PMD_METRIC_COUNT, "chunks reset by MADV_DONTNEED", PMD_BETTER_NONE },
 	[M_ZAP_REMAP] = { "zap_remap", PMD_METRIC_COUNT, "chunks reset by munmap+MAP_FIXED", PMD_BETTER_NONE },
 	[M_FIRST_TOUCH] = { "first_touch", PMD_METRIC_LATENCY,
 			    "a worker's first store to a fresh chunk: the contested fault" },
-	[M_WINDOW] = { "window", PMD_METRIC_LATENCY, "a worker's whole touch of a chunk" },
+	[M_WINDOW] = { "window", PMD_METRIC_LATENCY,
+		       "a worker's whole touch of a chunk (bench: summed, and per fault)",
+		       PMD_BETTER_DEFAULT, PMD_MF_BENCH },
 	[M_VERIFY] = { "verify", PMD_METRIC_LATENCY, "verifying one chunk" },
 	[M_ZAP] = { "zap", PMD_METRIC_LATENCY, "resetting one chunk to pmd_none" },
 	[M_PAGE] = { "page", PMD_METRIC_LATENCY, "every store (latency=page only)" },
@@ -160,8 +168,12 @@ static void inject(struct pmd_worker *w, struct pmd_chunk *c, char *addr, bool a
 	unsigned slot = inj->slot;
 	uint64_t v;
 
-	if (inj->class == PMD_CLASS_OK || inj->chunk != c->index ||
+	if (inj->kind != PMD_INJECT_CORRUPT || inj->chunk != c->index ||
 	    (inj->class == PMD_CLASS_NONZERO_AFTER_ZAP) != after_zap)
+		return;
+	/* a zero in a round a zap raced is no corruption: wait for an undisturbed round */
+	if (inj->class == PMD_CLASS_LOST_WRITE &&
+	    (__atomic_load_n(&c->flags, __ATOMIC_ACQUIRE) & PMD_CF_DISTURBED))
 		return;
 	switch (inj->class) {
 	case PMD_CLASS_LOST_WRITE: /* a written slot reads zero */
@@ -194,7 +206,38 @@ static bool inject_due(const struct pmd_worker *w, const struct fault_group *g)
 {
 	const struct pmd_inject *inj = pmd_inject_get(w->si->run);
 
-	return inj->class != PMD_CLASS_OK && g->round >= inj->after_rounds;
+	return inj->kind != PMD_INJECT_NONE && g->round >= inj->after_rounds;
+}
+
+/*
+ * Test only: a page of a live chunk turns PROT_NONE under the workers
+ * (--inject segv:chunk:page), as if the kernel lost the mapping; their
+ * next store faults on a chunk nobody retired.
+ */
+static void inject_segv(struct pmd_worker *w, struct pmd_chunk *c)
+{
+	const struct pmd_inject *inj = pmd_inject_get(w->si->run);
+	char *addr = (char *)__atomic_load_n(&c->addr, __ATOMIC_ACQUIRE);
+
+	if (inj->kind != PMD_INJECT_SEGV || inj->chunk != c->index || !pmd_inject_claim(w->si->run))
+		return;
+	pmd_chunk_log(c, pmd_now_ns(), PMD_OP_INJECT, w->id, inj->page);
+	mprotect(addr + ((size_t)inj->page << PMD_PAGE_SHIFT), PMD_PAGE_SIZE, PROT_NONE);
+}
+
+/* Test only: the group's first worker blocks in the kernel for good (--inject hang). */
+static void inject_hang(struct pmd_worker *w, const struct fault_group *g, unsigned slot)
+{
+	const struct pmd_inject *inj = pmd_inject_get(w->si->run);
+	int fds[2];
+	char c;
+
+	if (inj->kind != PMD_INJECT_HANG || slot || g->round < inj->after_rounds ||
+	    !pmd_inject_claim(w->si->run) || pipe(fds))
+		return;
+	/* a read nobody will ever answer: the watchdog must find us in pipe_read */
+	while (read(fds[0], &c, 1) < 0)
+		;
 }
 
 static unsigned verify_chunk(struct pmd_worker *w, struct pmd_chunk *c, bool do_inject)
@@ -235,7 +278,7 @@ static void finish_round(struct fault_group *g, struct pmd_worker *w)
 	g->ncur = 0;
 }
 
-static void zap_chunk(struct fault_group *g, struct pmd_worker *w, struct pmd_chunk *c,
+static void zap_chunk(struct pmd_worker *w, struct pmd_chunk *c,
 		      const struct fault_opts *o)
 {
 	struct pmd_arena *a = w->si->arena;
@@ -243,6 +286,9 @@ static void zap_chunk(struct fault_group *g, struct pmd_worker *w, struct pmd_ch
 	bool remap;
 	int err;
 
+	/* never touched since the arena was mapped: already pmd_none */
+	if (__atomic_load_n(&c->gen, __ATOMIC_RELAXED) == 1 && !c->nslots)
+		goto advise;
 	if (o->zap == ZAP_AUTO)
 		remap = a->shared || pmd_thp_probe(w->si->run, c, NULL) != PMD_THPS_THP;
 	else
@@ -252,8 +298,10 @@ static void zap_chunk(struct fault_group *g, struct pmd_worker *w, struct pmd_ch
 		pmd_worker_error(w, err, "fault: resetting chunk %u", c->index);
 	pmd_latency(w, M_ZAP, pmd_now_ns() - t);
 	pmd_count(w, remap ? M_ZAP_REMAP : M_ZAP_DONTNEED, 1);
+advise:
 	if (a->thp == PMD_THP_TOGGLE) {
-		bool huge = !(g->round & 1);
+		/* by the chunk's generation: every chunk alternates, whatever the rotation */
+		bool huge = !(__atomic_load_n(&c->gen, __ATOMIC_RELAXED) & 1);
 		char *addr = (char *)__atomic_load_n(&c->addr, __ATOMIC_ACQUIRE);
 
 		pmd_arena_madvise_thp(a, addr, PMD_CHUNK_SIZE, huge);
@@ -279,10 +327,17 @@ static void start_round(struct fault_group *g, struct pmd_worker *w, const struc
 		pmd_chunk_close_round(c);
 		if (!pmd_chunk_claim(c, PMD_CHUNK_IDLE, PMD_CHUNK_ROUND))
 			continue;
+		/*
+		 * Again, now that it is ours: a partner that claimed it between
+		 * our close and our claim has released it since, and its release
+		 * cleared CLOSING. A zap that slipped in meanwhile has finished
+		 * when this returns, and marked the old contents DISTURBED.
+		 */
+		pmd_chunk_close_round(c);
 		/* what the chunk held since its last round must still be there */
 		if (c->nslots)
 			verify_chunk(w, c, false);
-		zap_chunk(g, w, c, o);
+		zap_chunk(w, c, o);
 		c->nslots = g->n;
 		c->domain = PMD_STAMP_DOMAIN_RUN;
 		if (inject_due(w, g)) {
@@ -292,6 +347,7 @@ static void start_round(struct fault_group *g, struct pmd_worker *w, const struc
 				inject(w, c, addr, true);
 				pmd_chunk_exit(c);
 			}
+			inject_segv(w, c);
 		}
 		pmd_chunk_log(c, pmd_now_ns(), PMD_OP_ROUND, w->id, g->n);
 		pmd_chunk_open_round(c);
@@ -311,7 +367,7 @@ static void round_serial(void *arg)
 
 	if (g->ncur)
 		finish_round(g, w);
-	if (pmd_should_stop(w)) {
+	if (pmd_should_stop(w) || (o->sweeps && g->round >= o->sweeps)) {
 		g->stop = true;
 		return;
 	}
@@ -376,10 +432,11 @@ static void touch_round(struct fault_group *g, struct pmd_worker *w, const struc
 {
 	struct pmd_arena *a = w->si->arena;
 	unsigned slot = w->index - g->first, order = worker_order(o, slot), i;
-	uint64_t f0 = minflt(), lo = pmd_now_ns();
+	uint64_t lo = pmd_now_ns();
 
 	for (i = 0; i < g->ncur; i++) {
 		struct pmd_chunk *c = &a->chunks[g->cur[i]];
+		uint64_t f0 = minflt();
 		char *addr = pmd_chunk_enter(c);
 
 		if (!addr) {
@@ -390,10 +447,11 @@ static void touch_round(struct fault_group *g, struct pmd_worker *w, const struc
 		}
 		touch_chunk(w, c, addr, slot, g->first_page, order, o->latency == LAT_PAGE);
 		pmd_chunk_exit(c);
+		/* per chunk, so a long sweep shows up in the live line as it goes */
+		pmd_count_faults(w, minflt() - f0);
 	}
 	g->win_lo[slot] = lo;
 	g->win_hi[slot] = g->ncur ? pmd_now_ns() : 0;
-	pmd_count_faults(w, minflt() - f0);
 }
 
 static int fault_run(struct pmd_worker *w)
@@ -407,6 +465,7 @@ static int fault_run(struct pmd_worker *w)
 		if (g->stop)
 			break;
 		touch_round(g, w, fp->o);
+		inject_hang(w, g, w->index - g->first);
 		pmd_beat(w);
 	}
 	return 0;
@@ -414,22 +473,6 @@ static int fault_run(struct pmd_worker *w)
 
 /* ---- setup and the end ----------------------------------------------------- */
 
-static const char *fault_supported(struct pmd_sinst *si)
-{
-	const struct fault_opts *o = si->opts;
-	unsigned ngroups = (unsigned)((si->nworkers + o->group - 1) / o->group);
-	unsigned per = ngroups ? si->arena->nchunks / ngroups : 0;
-
-	if (!ngroups || per < (o->chunks ? o->chunks : 1)) {
-		snprintf(si->why, sizeof(si->why),
-			 "%u groups of up to %llu workers need %llu chunk(s) each, the arena has "
-			 "%u; raise --size or --fault-group",
-			 ngroups, (unsigned long long)o->group,
-			 (unsigned long long)(o->chunks ? o->chunks : 1), si->arena->nchunks);
-		return si->why;
-	}
-	return NULL;
-}
 
 static int fault_setup(struct pmd_sinst *si)
 {
@@ -437,9 +480,18 @@ static int fault_setup(struct pmd_sinst *si)
 	struct fault_priv *fp = calloc(1, sizeof(*fp));
 	unsigned i, ngroups;
 
+	ngroups = (unsigned)((si->nworkers + o->group - 1) / o->group);
+	if (!ngroups || si->arena->nchunks / ngroups < (o->chunks ? o->chunks : 1)) {
+		free(fp);
+		snprintf(si->why, sizeof(si->why),
+			 "%u groups of up to %llu workers need %llu chunk(s) each, the arena has "
+			 "%u; raise --size or --fault-group",
+			 ngroups, (unsigned long long)o->group,
+			 (unsigned long long)(o->chunks ? o->chunks : 1), si->arena->nchunks);
+		return -EINVAL;
+	}
 	if (!fp)
 		return -ENOMEM;
-	ngroups = (unsigned)((si->nworkers + o->group - 1) / o->group);
 	fp->o = o;
 	fp->ngroups = ngroups;
 	fp->groups = aligned_alloc(64, sizeof(*fp->groups) * ngroups);
@@ -514,7 +566,6 @@ const struct pmd_stressor pmd_stressor_fault = {
 	.opts_size = sizeof(struct fault_opts),
 	.metrics = fault_metrics,
 	.workers = "rest",
-	.supported = fault_supported,
 	.setup = fault_setup,
 	.run = fault_run,
 	.verify = fault_verify,

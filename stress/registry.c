@@ -8,9 +8,31 @@
 #include <string.h>
 
 extern const struct pmd_stressor pmd_stressor_fault;
+extern const struct pmd_stressor pmd_stressor_toggle;
+extern const struct pmd_stressor pmd_stressor_zap;
+extern const struct pmd_stressor pmd_stressor_split;
+extern const struct pmd_stressor pmd_stressor_collapse;
+extern const struct pmd_stressor pmd_stressor_procwalk;
+extern const struct pmd_stressor pmd_stressor_sysfs;
+extern const struct pmd_stressor pmd_stressor_fork;
+extern const struct pmd_stressor pmd_stressor_exec;
+extern const struct pmd_stressor pmd_stressor_brk;
+extern const struct pmd_stressor pmd_stressor_page;
+extern const struct pmd_stressor pmd_stressor_migrate;
 
 const struct pmd_stressor *const pmd_stressors[] = {
 	&pmd_stressor_fault,
+	&pmd_stressor_toggle,
+	&pmd_stressor_zap,
+	&pmd_stressor_split,
+	&pmd_stressor_collapse,
+	&pmd_stressor_procwalk,
+	&pmd_stressor_sysfs,
+	&pmd_stressor_fork,
+	&pmd_stressor_exec,
+	&pmd_stressor_brk,
+	&pmd_stressor_page,
+	&pmd_stressor_migrate,
 	NULL,
 };
 

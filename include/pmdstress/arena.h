@@ -71,7 +71,16 @@ enum pmd_op {
 	PMD_OP_COLLAPSE,
 	PMD_OP_MIGRATE,
 	PMD_OP_FORK,
+	PMD_OP_RACE_DONTNEED, /* MADV_DONTNEED of a chunk inside a round (arg: range) */
+	PMD_OP_RACE_FREE,     /* MADV_FREE of a chunk inside a round (arg: range) */
+	PMD_OP_MPROTECT_RW,   /* a PROT_READ hole made writable again */
+	PMD_OP_MREMAP_BACK,   /* moved home from a spare slot (arg: slot + 1) */
 	PMD_OP_INJECT, /* test-only corruption */
+	PMD_OP_PAGEMAP_READ, /* /proc/self/pagemap read of the chunk (arg: pages) */
+	PMD_OP_POPULATE,  /* filled before the clock started (arg: slots per page) */
+	PMD_OP_COW_WRITE, /* the parent rewrote a frozen chunk after fork (arg: slots per page) */
+	PMD_OP_MIGRATE_PAGES, /* move_pages of some of the chunk's pages (arg: target node) */
+	PMD_OP_MBIND_MOVE,    /* mbind MPOL_MF_MOVE of the chunk's range (arg: target node) */
 	PMD_OP_COUNT,
 };
 
@@ -104,6 +113,16 @@ enum pmd_thp_mode {
 	PMD_THP_INHERIT,     /* leave the system policy alone */
 };
 
+/*
+ * The arena's memory policy (--mem-policy), set with mbind() on the arena
+ * and on every range mapped fresh over it (pmd_arena_fresh_range()).
+ */
+#define PMD_MAX_NODES 64
+struct pmd_mempolicy {
+	int mode;	/* MPOL_* of <numaif.h>; MPOL_DEFAULT: leave the process default */
+	uint64_t nodes; /* bit n: node n (bind, interleave, preferred) */
+};
+
 struct pmd_arena {
 	char *base;	  /* first chunk's home address */
 	size_t size;	  /* bytes of the chunk area */
@@ -114,6 +133,7 @@ struct pmd_arena {
 	bool shared;
 	enum pmd_thp_mode thp;
 	uint64_t tag_key; /* from the seed: stamps of another run never verify */
+	struct pmd_mempolicy mpol;
 	struct pmd_chunk *chunks;
 };
 
@@ -200,6 +220,16 @@ void pmd_mask_clear_all(uint64_t *mask);
 
 /* Apply the run's THP mode (or @huge explicitly, -1 = run mode) to a range. */
 int pmd_arena_madvise_thp(const struct pmd_arena *a, void *addr, size_t len, int huge);
+
+/*
+ * Memory just mapped over part of the arena (mmap MAP_FIXED) starts with
+ * no THP advice and the process's memory policy: give it the run's THP
+ * mode and the arena's policy, as the arena had. Call it after every such
+ * mmap, before the range is revived. Returns 0 or the first -errno.
+ */
+int pmd_arena_fresh_range(const struct pmd_arena *a, void *addr, size_t len);
+/* Set (again) just the arena's memory policy on a range: mbind, nothing moves. */
+int pmd_arena_policy(const struct pmd_arena *a, void *addr, size_t len);
 
 /*
  * Reset a chunk the caller owns to fresh, zero, pmd_none memory, and bump

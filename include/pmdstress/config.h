@@ -14,6 +14,13 @@
 
 #define PMD_MAX_STRESSORS 32
 
+enum pmd_probe_method {
+	PMD_PROBE_AUTO = 0, /* the best this kernel and these privileges allow */
+	PMD_PROBE_SCAN,	    /* PAGEMAP_SCAN (6.7+) */
+	PMD_PROBE_KPAGEFLAGS, /* pagemap PFNs + /proc/kpageflags (root) */
+	PMD_PROBE_SMAPS,    /* pagemap present bits + smaps per VMA */
+};
+
 enum pmd_progress_mode {
 	PMD_PROGRESS_AUTO = 0, /* a live line on a terminal, plain lines otherwise */
 	PMD_PROGRESS_LINE,
@@ -26,6 +33,7 @@ struct pmd_scfg {
 	bool enabled;		  /* its section is in the scenario, or --stressors names it */
 	struct pmd_share workers; /* how many of --threads run it */
 	unsigned nworkers;	  /* resolved from .workers at config time */
+	char dropped[96];	  /* enabled, but --threads left it no worker: why */
 	void *opts;		  /* the stressor's private options */
 };
 
@@ -37,16 +45,24 @@ struct pmd_config {
 	unsigned thp; /* enum pmd_thp_mode */
 	uint64_t seed;
 	bool verify;
+	unsigned thp_probe; /* enum pmd_probe_method */
 	uint64_t rounds; /* bench mode: repeat the measurement */
+	bool warmup;	 /* bench mode: one extra first round, reported apart */
 	uint64_t interval_ns;
 	unsigned progress; /* enum pmd_progress_mode */
 	uint64_t hang_timeout_ns;
 	bool quiet;
 	char json[PMD_OPT_STRLEN];
+	char jsonl[PMD_OPT_STRLEN];
+	char ktap[PMD_OPT_STRLEN];   /* KTAP results for kselftest/KernelCI; "-" = stdout */
+	char replay[PMD_OPT_STRLEN]; /* the JSON report this run replays, or "" */
 	char stressors[PMD_OPT_STRLEN];
 	char config[PMD_OPT_STRLEN];
 	char inject[PMD_OPT_STRLEN]; /* hidden, test-only corruption */
 	uint64_t stack_size;	     /* hidden: worker stack bytes */
+	char cpu_nodes[PMD_OPT_STRLEN];	 /* "", "spread" or a node list (src/numa.c) */
+	char mem_policy[PMD_OPT_STRLEN]; /* the arena's: default, local, bind:N, ... */
+	unsigned numa_balancing;	 /* enum pmd_numa_balancing: keep, on, off */
 
 	/* derived */
 	char scenario[PMD_OPT_STRLEN]; /* builtin scenario name or file path */

@@ -50,6 +50,8 @@ struct pmd_event {
 	unsigned bad_slots; /* how many slots of this page were wrong */
 	enum pmd_thp_state thp;
 	uint64_t pfn; /* 0 if unreadable */
+	int signo, si_code;   /* PMD_EV_SIGNAL */
+	uint32_t chunk_state; /* PMD_EV_SIGNAL: the chunk's state word when it faulted */
 	unsigned ring_len;
 	struct pmd_ring_entry ring[PMD_RING_LEN]; /* oldest first */
 	char text[320];				  /* kernel line, reason, ... */

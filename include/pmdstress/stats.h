@@ -56,14 +56,39 @@ enum pmd_better {
 	PMD_BETTER_NONE, /* not a performance figure (e.g. bad slots) */
 };
 
+enum pmd_metric_flags {
+	/*
+	 * A column of bench mode's per-round table: a counter as its total, a
+	 * latency as its sum in ms and, when the stressor counted faults, as
+	 * ns per fault (the seed benchmarks' "cost time" and "time per fault").
+	 */
+	PMD_MF_BENCH = 1u << 0,
+	/*
+	 * The race-coverage pair: rounds in which the race could happen, and
+	 * those in which it did (two or more touch windows overlapped). The
+	 * engine reports their share and rate, and the live series counts them.
+	 */
+	PMD_MF_RACE_ROUNDS = 1u << 1,
+	PMD_MF_RACE_HITS = 1u << 2,
+};
+
 struct pmd_metric {
 	const char *name;
 	enum pmd_metric_kind kind;
 	const char *help;
 	enum pmd_better better;
+	unsigned flags;
 };
 
 #define PMD_MAX_METRICS 16
+
+/* What a worker is doing, for the watchdog. */
+enum pmd_worker_state {
+	PMD_WS_NEW = 0,
+	PMD_WS_RUNNING,
+	PMD_WS_SLEEPING, /* in pmd_sleep(): waiting on purpose */
+	PMD_WS_DONE,
+};
 
 /* One worker's numbers; on its own cache lines. */
 struct pmd_wstats {
@@ -72,6 +97,7 @@ struct pmd_wstats {
 	uint64_t faults;  /* page faults the worker measured */
 	uint64_t thp[8];  /* chunks verified per enum pmd_thp_state */
 	uint64_t heartbeat; /* bumped at every loop iteration: the watchdog reads it */
+	uint32_t state;	    /* enum pmd_worker_state; atomic */
 } __attribute__((aligned(64)));
 
 static inline void pmd_counter_add(uint64_t *c, uint64_t n)

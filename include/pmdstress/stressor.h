@@ -128,6 +128,19 @@ void pmd_worker_error(struct pmd_worker *w, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /*
+ * Kernel settings a stressor changes (THP sysfs knobs; src/restore.c).
+ * save() remembers what @path holds now, once, before its first write
+ * ("always [madvise] never" is remembered as "madvise"); the engine writes
+ * it back at the end of the run, on SIGINT/SIGTERM, on the second-signal
+ * exit, at exit() and after a crash. write() saves @path if not yet saved,
+ * then writes @value; it returns -ECANCELED once restoring has begun (stop
+ * writing). Both return 0 or -errno; -EBUSY when another process is
+ * changing settings through this service (one such run at a time).
+ */
+int pmd_restore_save(const char *path);
+int pmd_restore_write(const char *path, const char *value);
+
+/*
  * Verify pages [lo, hi) of chunk @c, entered at @addr, against its recorded
  * expectations; posts an event per bad page. @c must be owned by the caller
  * (or its group). Returns the number of bad slots.
@@ -138,9 +151,17 @@ unsigned pmd_verify_pages(struct pmd_worker *w, struct pmd_chunk *c, char *addr,
 /* How chunk @c is mapped now; *pfn gets the first page's PFN where readable. */
 enum pmd_thp_state pmd_thp_probe(struct pmd_run *run, const struct pmd_chunk *c, uint64_t *pfn);
 
-/* The hidden --inject option, parsed: which corruption to cause where. */
+/* The hidden --inject option, parsed: which fault to cause where (tests only). */
+enum pmd_inject_kind {
+	PMD_INJECT_NONE = 0,
+	PMD_INJECT_CORRUPT, /* write a wrong value into one slot (.class says which) */
+	PMD_INJECT_HANG,    /* one worker blocks in the kernel for good */
+	PMD_INJECT_SEGV,    /* one page of a live chunk becomes PROT_NONE under the workers */
+};
+
 struct pmd_inject {
-	enum pmd_class class; /* PMD_CLASS_OK: none */
+	enum pmd_inject_kind kind;
+	enum pmd_class class;
 	unsigned chunk, page, slot;
 	unsigned after_rounds; /* inject in the round after this many */
 };

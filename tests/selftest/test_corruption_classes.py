@@ -9,7 +9,8 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 from pmdtest import check, done, run  # noqa: E402
 
-base = ["--threads", "4", "--duration", "1s", "--size", "16M", "--progress", "off", "--quiet",
+base = ["--stressors", "fault", "--threads", "4", "--duration", "1s", "--size", "16M",
+        "--progress", "off", "--quiet",
         "--seed", "7"]
 CHUNK, PAGE, SLOT = 3, 17, 2
 

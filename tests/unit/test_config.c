@@ -73,15 +73,38 @@ int main(void)
 	CHECK(cfg.threads >= 8, "auto threads at least 8 (%" PRIu64 ")", cfg.threads);
 	CHECK(cfg.seed_used != 0, "a seed is always picked");
 
-	CHECK(argv_cfg(&cfg, "--threads 64 --duration=2m --size 128M --shared --thp nohuge "
-			     "--seed 0x10") == 0, "a full command line: %s", err);
+	CHECK(argv_cfg(&cfg, "--stressors fault --threads 64 --duration=2m --size 128M --shared "
+			     "--thp nohuge --seed 0x10") == 0, "a full command line: %s", err);
 	CHECK_EQ_U64(cfg.threads, 64, "--threads 64");
 	CHECK_EQ_U64(cfg.duration_ns, 120000000000ull, "--duration=2m");
 	CHECK_EQ_U64(cfg.size, 128ull << 20, "--size 128M");
 	CHECK(cfg.shared, "--shared without a value");
 	CHECK_EQ_U64(cfg.thp, 1, "--thp nohuge");
 	CHECK_EQ_U64(cfg.seed_used, 16, "--seed 0x10");
-	CHECK_EQ_U64(cfg.st[fault_idx()].nworkers, 64, "fault takes the rest: 64");
+	CHECK_EQ_U64(cfg.st[fault_idx()].nworkers, 64, "fault alone takes the rest: 64");
+	CHECK(argv_cfg(&cfg, "--threads 64") == 0, "the race with 64 threads: %s", err);
+	{
+		unsigned i, partners = 0, sum = 0;
+
+		for (i = 0; pmd_stressors[i]; i++) {
+			if (!cfg.st[i].enabled)
+				continue;
+			sum += cfg.st[i].nworkers;
+			partners += i != fault_idx();
+		}
+		CHECK_EQ_U64(sum, 64, "the race's workers add up to --threads");
+		CHECK_EQ_U64(cfg.st[fault_idx()].nworkers, 64 - partners,
+			     "the storm takes what the partners (one each) leave");
+	}
+	CHECK(argv_cfg(&cfg, "--threads 4") == 0, "a small --threads still runs: %s", err);
+	{
+		unsigned i, dropped = 0;
+
+		for (i = 0; pmd_stressors[i]; i++)
+			dropped += cfg.st[i].enabled && cfg.st[i].dropped[0];
+		CHECK(cfg.st[fault_idx()].nworkers >= 2, "the storm keeps half of 4");
+		CHECK(dropped > 0, "partners that do not fit are dropped, each with a reason");
+	}
 	CHECK(argv_cfg(&cfg, "--shared --no-shared --verify off") == 0, "--no-shared: %s", err);
 	CHECK(!cfg.shared && !cfg.verify, "--no-shared and --verify off");
 	CHECK(argv_cfg(&cfg, "--fault-order random --fault-group 8") == 0, "stressor options: %s",
@@ -102,7 +125,7 @@ int main(void)
 	BAD_ARGV("--thp sometimes", "expected one of madvise|nohuge|toggle|inherit");
 	BAD_ARGV("--thred 4", "unknown option --thred (did you mean --threads?)");
 	BAD_ARGV("--fault-ordr random", "did you mean --fault-order?");
-	BAD_ARGV("--fault-order sideways", "expected one of mixed|forward|backward|random");
+	BAD_ARGV("--fault-order sideways", "--fault-order: invalid value 'sideways' (expected one of mixed|forward|backward|random");
 	BAD_ARGV("--fault-group 0", "group: invalid value '0'");
 	BAD_ARGV("--frobnicate", "unknown option --frobnicate (see --help)");
 	BAD_ARGV("--threads", "--threads needs a value");
