@@ -214,6 +214,11 @@ static int map_flags(bool shared)
 	return (shared ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS | MAP_NORESERVE;
 }
 
+int pmd_arena_map_flags(const struct pmd_arena *a)
+{
+	return map_flags(a->shared);
+}
+
 int pmd_arena_madvise_thp(const struct pmd_arena *a, void *addr, size_t len, int huge)
 {
 	int advice;
@@ -239,6 +244,16 @@ int pmd_arena_fresh_range(const struct pmd_arena *a, void *addr, size_t len)
 			err = e;
 	}
 	return err;
+}
+
+int pmd_arena_map_fresh(const struct pmd_arena *a, void *addr, size_t len, int *advice_err)
+{
+	*advice_err = 0;
+	if (mmap(addr, len, PROT_READ | PROT_WRITE, map_flags(a->shared) | MAP_FIXED, -1, 0) ==
+	    MAP_FAILED)
+		return -errno;
+	*advice_err = pmd_arena_fresh_range(a, addr, len);
+	return 0;
 }
 
 int pmd_arena_create(struct pmd_arena *a, const struct pmd_config *cfg)
@@ -322,13 +337,13 @@ int pmd_arena_zap(struct pmd_arena *a, struct pmd_chunk *c, bool remap, unsigned
 			err = -errno;
 		pmd_chunk_log(c, t, PMD_OP_ZAP_DONTNEED, worker, 0);
 	} else {
+		int advice_err;
+
 		pmd_chunk_retire(c);
-		if (mmap(addr, PMD_CHUNK_SIZE, PROT_READ | PROT_WRITE, map_flags(a->shared) | MAP_FIXED,
-			 -1, 0) == MAP_FAILED)
-			err = -errno;
-		else
-			err = pmd_arena_fresh_range(a, addr, PMD_CHUNK_SIZE);
+		err = pmd_arena_map_fresh(a, addr, PMD_CHUNK_SIZE, &advice_err);
 		pmd_chunk_revive(c, addr);
+		if (!err)
+			err = advice_err;
 		pmd_chunk_log(c, t, PMD_OP_ZAP_REMAP, worker, 0);
 	}
 	__atomic_store_n(&c->gen, pmd_gen_next(c->gen), __ATOMIC_RELAXED);

@@ -68,6 +68,20 @@ bool pmd_sleep(const struct pmd_worker *w, uint64_t ns)
 	return !__atomic_load_n(&run->stop, __ATOMIC_ACQUIRE);
 }
 
+bool pmd_pace(const struct pmd_worker *w, uint64_t *next, uint64_t rate)
+{
+	uint64_t period, now;
+
+	if (!rate)
+		return !pmd_should_stop(w);
+	period = 1000000000ull * (w->si->nworkers ? w->si->nworkers : 1) / rate;
+	now = pmd_now_ns();
+	if (*next + period < now)
+		*next = now;
+	*next += period;
+	return *next <= now ? !pmd_should_stop(w) : pmd_sleep(w, *next - now);
+}
+
 static void request_stop(struct pmd_run *run)
 {
 	__atomic_store_n(&run->stop, 1, __ATOMIC_RELEASE);

@@ -30,17 +30,24 @@
  * workers start, to teardown, after they are joined):
  *   - mallopt(M_MMAP_THRESHOLD, 0): every request an arena cannot serve from
  *     what it already holds gets its own mmap() (sysmalloc tries mmap before
- *     growing a heap or the break), so malloc never grows the break, whoever
- *     calls it. Only if mmap() itself fails does glibc fall back to sbrk();
+ *     growing a heap or the break), so malloc does not grow the break,
+ *     whoever calls it. glibc still falls back to sbrk() when that mmap()
+ *     fails (ENOMEM, vm.max_map_count) or M_MMAP_MAX (65536) chunks are
+ *     mapped already; pmdstress keeps a few hundred allocations live at most
+ *     (tried: 41 threads churning malloc/free of 1 B..300 KiB, 64 live each,
+ *     leave the break where it was with these settings and move it without;
+ *     with 4096 live each glibc falls back to the break);
  *   - mallopt(M_TRIM_THRESHOLD, INT_MAX): free() never shrinks it;
  *   - all moves of the break go through glibc's sbrk() (its cache stays
  *     true), one cycle at a time under one process-wide lock (the break is
  *     process state, so its lock is too), and each cycle first checks, with
  *     the raw brk(0) syscall, that the kernel's break is exactly where the
  *     last cycle left it, and again before moving back down. If anything
- *     else moved it (the mmap-failure fallback, a library calling brk), the
- *     stressors stop at once with an error and never move it back over
- *     memory they did not add.
+ *     else moved it (that fallback, a library calling brk), the stressors
+ *     stop at once with an error and never move it back over memory they
+ *     did not add. What no check can close is a fallback sbrk() landing in
+ *     the few instructions between the last check and the shrink: it needs
+ *     an mmap() failure at that very moment, and is the one residual risk.
  * The thresholds go back to glibc's defaults at teardown (the dynamic mmap
  * threshold stays off for the rest of the process: harmless, it is about to
  * report and exit). Under ASan/TSan, whose allocators never use the break,
@@ -159,22 +166,6 @@ void pmd_brk_teardown(struct pmd_sinst *si)
 	}
 	pthread_mutex_unlock(&owner.lock);
 	si->priv = NULL;
-}
-
-/* Wait for this worker's share of @rate cycles/s; false once the run stops. */
-static bool pace(struct pmd_worker *w, uint64_t *next, uint64_t rate)
-{
-	uint64_t period, now;
-
-	if (!rate)
-		return !pmd_should_stop(w);
-	period = 1000000000ull * w->si->nworkers / rate;
-	now = pmd_now_ns();
-	/* behind by more than a few periods (descheduled): do not burst to catch up */
-	if (*next + 4 * period < now)
-		*next = now;
-	*next += period;
-	return *next <= now ? !pmd_should_stop(w) : pmd_sleep(w, *next - now);
 }
 
 static uint64_t minflt(void)
@@ -304,9 +295,9 @@ static int cycle(struct pmd_worker *w, const struct pmd_brk_loop *l, uint64_t n)
 
 int pmd_brk_run(struct pmd_worker *w, const struct pmd_brk_loop *l)
 {
-	uint64_t next = pmd_now_ns(), n = 0;
+	uint64_t next = 0, n = 0;
 
-	while (pace(w, &next, l->rate)) {
+	while (pmd_pace(w, &next, l->rate)) {
 		int rc;
 
 		pthread_mutex_lock(&owner.lock);

@@ -43,7 +43,6 @@
 #define MADV_COLLAPSE 25 /* Linux 6.1 */
 #endif
 
-#define NSEC 1000000000ull
 #define EINVAL_BACKOFF_NS (100ull * 1000000)  /* leave an EINVAL chunk alone this long */
 #define NO_TARGET_NAP_NS (1ull * 1000000)     /* nothing to collapse: look again soon */
 #define PICK_TRIES 8			      /* chunks probed per look */
@@ -123,7 +122,6 @@ struct collapse_backoff {
 
 struct collapse_priv {
 	const struct collapse_opts *o;
-	uint64_t period_ns; /* per worker, from the rate */
 	struct collapse_backoff *backoff; /* one per chunk */
 };
 
@@ -265,18 +263,6 @@ static bool collapse_once(struct pmd_worker *w, struct collapse_priv *cp)
 	return true;
 }
 
-/* Sleep until the next call is due; false once the run stops. */
-static bool pace(struct pmd_worker *w, uint64_t *next, uint64_t period)
-{
-	uint64_t now = pmd_now_ns();
-
-	if (!period)
-		return !pmd_should_stop(w);
-	*next += period;
-	if (*next + period < now) /* fell behind (a slow call): do not burst */
-		*next = now;
-	return *next <= now ? !pmd_should_stop(w) : pmd_sleep(w, *next - now);
-}
 
 static int collapse_run(struct pmd_worker *w)
 {
@@ -288,9 +274,9 @@ static int collapse_run(struct pmd_worker *w)
 
 		pmd_beat(w);
 		/* unpaced and nothing to collapse: do not spin on probes */
-		if (!called && !cp->period_ns && !pmd_sleep(w, NO_TARGET_NAP_NS))
+		if (!called && !cp->o->rate && !pmd_sleep(w, NO_TARGET_NAP_NS))
 			break;
-		if (!pace(w, &next, cp->period_ns))
+		if (!pmd_pace(w, &next, cp->o->rate))
 			break;
 	}
 	return 0;
@@ -346,7 +332,6 @@ static int collapse_setup(struct pmd_sinst *si)
 	if (!cp)
 		return -ENOMEM;
 	cp->o = o;
-	cp->period_ns = o->rate ? NSEC * si->nworkers / o->rate : 0;
 	cp->backoff = calloc(si->arena->nchunks, sizeof(*cp->backoff));
 	if (!cp->backoff) {
 		free(cp);

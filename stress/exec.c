@@ -151,22 +151,6 @@ static void exec_teardown(struct pmd_sinst *si)
 	si->priv = NULL;
 }
 
-/* Wait for this worker's share of @rate execs/s; false once the run stops. */
-static bool pace(struct pmd_worker *w, uint64_t *next, uint64_t rate)
-{
-	uint64_t period, now;
-
-	if (!rate)
-		return !pmd_should_stop(w);
-	period = 1000000000ull * w->si->nworkers / rate;
-	now = pmd_now_ns();
-	/* behind by more than a few periods (descheduled): do not burst to catch up */
-	if (*next + 4 * period < now)
-		*next = now;
-	*next += period;
-	return *next <= now ? !pmd_should_stop(w) : pmd_sleep(w, *next - now);
-}
-
 /* The child: only async-signal-safe calls from fork to execve. */
 static void __attribute__((noreturn)) exec_child(const struct exec_priv *ep, int wfd)
 {
@@ -261,9 +245,9 @@ static int exec_once(struct pmd_worker *w, const struct exec_priv *ep)
 static int exec_run(struct pmd_worker *w)
 {
 	const struct exec_priv *ep = w->si->priv;
-	uint64_t next = pmd_now_ns();
+	uint64_t next = 0;
 
-	while (pace(w, &next, ep->o->rate)) {
+	while (pmd_pace(w, &next, ep->o->rate)) {
 		int rc = exec_once(w, ep);
 
 		pmd_beat(w);

@@ -285,22 +285,6 @@ unsigned pmd_fork_populate(struct pmd_sinst *si, unsigned *thp)
 
 /* ---- pacing and small helpers --------------------------------------------- */
 
-/* Wait for this worker's share of @rate forks/s; false once the run stops. */
-static bool pace(struct pmd_worker *w, uint64_t *next, uint64_t rate)
-{
-	uint64_t period, now;
-
-	if (!rate)
-		return !pmd_should_stop(w);
-	period = 1000000000ull * w->si->nworkers / rate;
-	now = pmd_now_ns();
-	/* behind by more than a few periods (descheduled): do not burst to catch up */
-	if (*next + 4 * period < now)
-		*next = now;
-	*next += period;
-	return *next <= now ? !pmd_should_stop(w) : pmd_sleep(w, *next - now);
-}
-
 static uint64_t minflt(void)
 {
 	struct rusage ru;
@@ -834,9 +818,9 @@ static int fork_run(struct pmd_worker *w)
 {
 	struct fork_priv *fp = w->si->priv;
 	struct fork_worker *fw = w->priv;
-	uint64_t next = pmd_now_ns();
+	uint64_t next = 0;
 
-	while (pace(w, &next, fp->o->rate)) {
+	while (pmd_pace(w, &next, fp->o->rate)) {
 		int rc = fork_once(w, fp, fw);
 
 		pmd_beat(w);

@@ -41,7 +41,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define NSEC 1000000000ull
 #define LINE_BUF (64u << 10)	/* longest line a walker accepts */
 #define REPORTS_PER_WORKER 4	/* malformed reads reported in full; the rest are counted */
 #define HUGE_KB (PMD_CHUNK_SIZE >> 10)
@@ -126,7 +125,6 @@ static const struct pmd_metric procwalk_metrics[] = {
 struct procwalk_priv {
 	const struct procwalk_opts *o;
 	unsigned kinds[K_COUNT], nkinds; /* the kinds this kernel has */
-	uint64_t period_ns;		 /* per worker, from the rate */
 	bool pfn_hidden;		 /* no CAP_SYS_ADMIN: pagemap must hide PFNs */
 };
 
@@ -536,18 +534,6 @@ static void read_one(struct pmd_worker *w, struct walker *wk, unsigned kind)
 		pmd_worker_error(w, n < 0 ? (int)n : 0, "procwalk: %s", wk->bad);
 }
 
-/* Sleep until the next read is due; false once the run stops. */
-static bool pace(struct pmd_worker *w, uint64_t *next, uint64_t period)
-{
-	uint64_t now = pmd_now_ns();
-
-	if (!period)
-		return !pmd_should_stop(w);
-	*next += period;
-	if (*next + period < now) /* fell behind (a slow read): do not burst */
-		*next = now;
-	return *next <= now ? !pmd_should_stop(w) : pmd_sleep(w, *next - now);
-}
 
 static int procwalk_run(struct pmd_worker *w)
 {
@@ -576,7 +562,7 @@ static int procwalk_run(struct pmd_worker *w)
 		if (kind != K_PAGEMAP || wk.pagemap_fd >= 0)
 			read_one(w, &wk, kind);
 		pmd_beat(w);
-		if (!pace(w, &next, pp->period_ns))
+		if (!pmd_pace(w, &next, pp->o->rate))
 			break;
 	}
 out:
@@ -642,7 +628,6 @@ static int procwalk_setup(struct pmd_sinst *si)
 		return -ENOMEM;
 	pp->o = o;
 	pp->nkinds = usable_kinds(o, pp->kinds);
-	pp->period_ns = o->rate ? NSEC * si->nworkers / o->rate : 0;
 	pp->pfn_hidden = !cap_sys_admin();
 	si->priv = pp;
 	return pp->nkinds ? 0 : -ENOENT;

@@ -122,27 +122,6 @@ struct split_priv {
 	uint32_t no_dontunmap; /* atomic: MREMAP_DONTUNMAP refused once */
 };
 
-static int map_flags(const struct pmd_arena *a)
-{
-	return (a->shared ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS | MAP_NORESERVE;
-}
-
-/* Wait for this worker's share of @rate ops/s; false once the run stops. */
-static bool pace(struct pmd_worker *w, uint64_t *next, uint64_t rate)
-{
-	uint64_t period, now;
-
-	if (!rate)
-		return !pmd_should_stop(w);
-	period = 1000000000ull * w->si->nworkers / rate;
-	now = pmd_now_ns();
-	/* behind by more than a few periods (descheduled): do not burst to catch up */
-	if (*next + 4 * period < now)
-		*next = now;
-	*next += period;
-	return *next <= now ? !pmd_should_stop(w) : pmd_sleep(w, *next - now);
-}
-
 static char *home_of(const struct pmd_arena *a, const struct pmd_chunk *c)
 {
 	return a->base + (size_t)c->index * PMD_CHUNK_SIZE;
@@ -294,7 +273,7 @@ static int op_munmap(struct pmd_worker *w)
 	size_t len = (size_t)o->pages << PMD_PAGE_SHIFT;
 	char *addr, *hole;
 	uint64_t t;
-	int rc;
+	int rc, advice_err = 0;
 
 	if (!c)
 		return 0;
@@ -306,10 +285,9 @@ static int op_munmap(struct pmd_worker *w)
 	pmd_latency(w, L_MUNMAP, pmd_now_ns() - t);
 	pmd_chunk_log(c, t, PMD_OP_MUNMAP_SUB, w->id, lo | (hi - lo) << 9);
 	if (!rc) {
+		/* a fresh page, with the THP advice and memory policy the arena had */
 		t = pmd_now_ns();
-		if (mmap(hole, len, PROT_READ | PROT_WRITE, map_flags(a) | MAP_FIXED, -1, 0) ==
-		    MAP_FAILED)
-			rc = -errno;
+		rc = pmd_arena_map_fresh(a, hole, len, &advice_err);
 		pmd_latency(w, L_MMAP, pmd_now_ns() - t);
 	}
 	if (rc) {
@@ -318,11 +296,9 @@ static int op_munmap(struct pmd_worker *w)
 					"(chunk left retired)", c->index, lo, hi);
 		return rc;
 	}
-	/* THP advice and memory policy, as the arena had */
-	rc = pmd_arena_fresh_range(a, hole, len);
-	if (rc)
-		pmd_worker_error(w, rc, "split: THP advice or memory policy on chunk %u pages %u..%u",
-				 c->index, lo, hi);
+	if (advice_err)
+		pmd_worker_error(w, advice_err, "split: THP advice or memory policy on chunk %u "
+						"pages %u..%u", c->index, lo, hi);
 	for (p = lo; p < hi; p++)
 		pmd_mask_set(c->zero_pages, p);
 	pmd_chunk_revive(c, addr);
@@ -577,7 +553,7 @@ static int split_run(struct pmd_worker *w)
 			break;
 		}
 		pmd_beat(w);
-	} while (!rc && pace(w, &next, o->rate));
+	} while (!rc && pmd_pace(w, &next, o->rate));
 	/* an error was reported where it happened; stop this worker, not the run */
 	return 0;
 }

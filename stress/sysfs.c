@@ -373,18 +373,6 @@ static void nap(uint64_t ns)
 	nanosleep(&ts, NULL);
 }
 
-/* Sleep until the next write is due; false once the run stops. */
-static bool pace(struct pmd_worker *w, uint64_t *next, uint64_t period)
-{
-	uint64_t now = pmd_now_ns();
-
-	if (!period)
-		return !pmd_should_stop(w);
-	*next += period;
-	if (*next + period < now) /* fell behind (a slow write): do not burst */
-		*next = now;
-	return *next <= now ? !pmd_should_stop(w) : pmd_sleep(w, *next - now);
-}
 
 static int sysfs_run(struct pmd_worker *w)
 {
@@ -408,7 +396,7 @@ static int sysfs_run(struct pmd_worker *w)
 		pmd_beat(w);
 		if (stopped)
 			nap(sp->period_ns ? sp->period_ns : LINGER_NAP_NS);
-		else if (!pace(w, &next, sp->period_ns) && !o->linger)
+		else if (!pmd_pace(w, &next, sp->o->rate) && !o->linger)
 			break;
 	}
 	return 0;

@@ -120,21 +120,6 @@ struct toggle_state {
 	uint64_t next_op, next_sample;
 };
 
-/* Wait for this worker's share of @rate ops/s; false once the run stops. */
-static bool pace(struct pmd_worker *w, uint64_t *next, uint64_t rate)
-{
-	uint64_t period, now;
-
-	if (!rate)
-		return !pmd_should_stop(w);
-	period = 1000000000ull * w->si->nworkers / rate;
-	now = pmd_now_ns();
-	/* behind by more than a few periods (descheduled): do not burst to catch up */
-	if (*next + 4 * period < now)
-		*next = now;
-	*next += period;
-	return *next <= now ? !pmd_should_stop(w) : pmd_sleep(w, *next - now);
-}
 
 /* VMAs overlapping the arena's home range, from /proc/self/maps. */
 static int arena_vmas(const struct pmd_arena *a)
@@ -315,7 +300,7 @@ static int toggle_run(struct pmd_worker *w)
 		if (rc)
 			break;
 		pmd_beat(w);
-	} while (pace(w, &st.next_op, o->rate));
+	} while (pmd_pace(w, &st.next_op, o->rate));
 	/* leave the arena with the run's advice */
 	if (!rc && st.pending)
 		rc = advise(w, &st, run_is_huge(w->si->arena));

@@ -167,27 +167,6 @@ static uint32_t range_arg(struct zrange r)
 	return r.lo | (r.hi - r.lo) << 9;
 }
 
-static int map_flags(const struct pmd_arena *a)
-{
-	return (a->shared ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS | MAP_NORESERVE;
-}
-
-/* Wait for this worker's share of @rate ops/s; false once the run stops. */
-static bool pace(struct pmd_worker *w, uint64_t *next, uint64_t rate)
-{
-	uint64_t period, now;
-
-	if (!rate)
-		return !pmd_should_stop(w);
-	period = 1000000000ull * w->si->nworkers / rate;
-	now = pmd_now_ns();
-	/* behind by more than a few periods (descheduled): do not burst to catch up */
-	if (*next + 4 * period < now)
-		*next = now;
-	*next += period;
-	return *next <= now ? !pmd_should_stop(w) : pmd_sleep(w, *next - now);
-}
-
 /*
  * Does the kernel take @k on a mapping like the arena's? Only EINVAL means
  * "not here"; the probe mapping is our own, two pages, written first.
@@ -200,7 +179,7 @@ static int probe_kind(const struct pmd_arena *a, unsigned k)
 
 	if (kinds[k].advice < 0)
 		return 0;
-	p = mmap(NULL, len, PROT_READ | PROT_WRITE, map_flags(a), -1, 0);
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE, pmd_arena_map_flags(a), -1, 0);
 	if (p == MAP_FAILED)
 		return -errno;
 	memset(p, 1, len);
@@ -415,23 +394,21 @@ static int remap_range(struct pmd_worker *w, struct pmd_chunk *c, char *addr, st
 	char *p = addr + ((size_t)r.lo << PMD_PAGE_SHIFT);
 	size_t len = (size_t)(r.hi - r.lo) << PMD_PAGE_SHIFT;
 	uint64_t t;
-	int rc;
+	int rc, advice_err = 0;
 
 	pmd_chunk_retire(c);
 	t = pmd_now_ns();
 	rc = pmd_arena_placeholder(p, len);
-	if (!rc &&
-	    mmap(p, len, PROT_READ | PROT_WRITE, map_flags(a) | MAP_FIXED, -1, 0) == MAP_FAILED)
-		rc = -errno;
+	if (!rc)
+		rc = pmd_arena_map_fresh(a, p, len, &advice_err); /* THP advice + memory policy */
 	if (rc)
 		return rc;
-	rc = pmd_arena_fresh_range(a, p, len); /* THP advice + memory policy */
 	*ns = pmd_now_ns() - t;
 	/* fresh memory: zero, before anyone may look */
 	mark(c->zero_pages, r);
 	pmd_chunk_revive(c, addr);
-	if (rc)
-		pmd_worker_error(w, rc, "zap: THP advice or memory policy on remapped chunk %u",
+	if (advice_err)
+		pmd_worker_error(w, advice_err, "zap: THP advice or memory policy on remapped chunk %u",
 				 c->index);
 	return 0;
 }
@@ -520,7 +497,7 @@ static int zap_run(struct pmd_worker *w)
 	do {
 		zap_one(w);
 		pmd_beat(w);
-	} while (pace(w, &next, o->rate));
+	} while (pmd_pace(w, &next, o->rate));
 	return 0;
 }
 

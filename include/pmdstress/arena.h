@@ -228,6 +228,14 @@ int pmd_arena_madvise_thp(const struct pmd_arena *a, void *addr, size_t len, int
  * mmap, before the range is revived. Returns 0 or the first -errno.
  */
 int pmd_arena_fresh_range(const struct pmd_arena *a, void *addr, size_t len);
+/*
+ * MAP_FIXED a fresh arena-like mapping (private or shared) over @addr, then
+ * fresh_range(). Returns the mmap error (-errno: the range may be gone, do
+ * not hand the chunk back); *advice_err gets fresh_range()'s result.
+ */
+int pmd_arena_map_fresh(const struct pmd_arena *a, void *addr, size_t len, int *advice_err);
+/* The mmap flags of the arena's own mapping (without MAP_FIXED). */
+int pmd_arena_map_flags(const struct pmd_arena *a);
 /* Set (again) just the arena's memory policy on a range: mbind, nothing moves. */
 int pmd_arena_policy(const struct pmd_arena *a, void *addr, size_t len);
 

@@ -87,6 +87,14 @@ uint64_t pmd_now_ns(void);
 bool pmd_should_stop(const struct pmd_worker *w);
 /* Sleep @ns or until the run stops; returns false if it stopped. */
 bool pmd_sleep(const struct pmd_worker *w, uint64_t ns);
+/*
+ * Pace a loop at @rate operations per second for the whole stressor, each
+ * of its workers taking an equal share (0: as fast as possible). Call once
+ * per operation with *next zero at first; sleeps until the next one is due
+ * and, after falling behind (a slow call, descheduled), restarts from now
+ * rather than bursting to catch up. Returns false once the run stops.
+ */
+bool pmd_pace(const struct pmd_worker *w, uint64_t *next, uint64_t rate);
 
 static inline void pmd_count(struct pmd_worker *w, unsigned metric, uint64_t n)
 {
