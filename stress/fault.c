@@ -50,6 +50,7 @@ struct fault_opts {
 	unsigned latency;
 	unsigned zap;
 	uint64_t spin;
+	uint64_t delay_ns;
 };
 
 static const char *const orders[] = { "mixed", "forward", "backward", "random", NULL };
@@ -76,6 +77,9 @@ static const struct pmd_option fault_options[] = {
 	  "chunks and munmap+MAP_FIXED otherwise" },
 	{ "spin", PMD_OPT_UINT, O(spin), "0", 0, 1000000000, NULL,
 	  "gate busy-wait iterations before sleeping (0: by CPU count)" },
+	{ "delay", PMD_OPT_DURATION, O(delay_ns), "0", 0, 1000000, NULL,
+	  "test only: busy-wait this long after every page's store (the sensitivity bench)",
+	  PMD_OPTF_HIDDEN },
 	PMD_OPT_END,
 };
 
@@ -391,12 +395,38 @@ static uint64_t minflt(void)
 	return (uint64_t)ru.ru_minflt;
 }
 
+/*
+ * What a worker writes into its slot of page @lpage: its stamp, or with
+ * --verify off a value that costs nothing to make (nobody will check it),
+ * so the fault is measured with nothing but a store around it.
+ */
+static inline uint64_t page_value(uint64_t key, bool stamped, uint32_t lpage, uint32_t gen,
+				  unsigned slot)
+{
+	if (!stamped)
+		return ((uint64_t)lpage << 9 | slot) + 1;
+	return pmd_stamp(key, PMD_STAMP_DOMAIN_RUN, lpage, gen, slot);
+}
+
+/* Test only (--fault-delay): a busy wait of a known size per page, for the sensitivity bench. */
+static inline void page_delay(uint64_t ns)
+{
+	uint64_t end;
+
+	if (!ns)
+		return;
+	end = pmd_now_ns() + ns;
+	while (pmd_now_ns() < end)
+		;
+}
+
 static void touch_chunk(struct pmd_worker *w, struct pmd_chunk *c, char *addr, unsigned slot,
-			unsigned first, unsigned order, bool per_page)
+			unsigned first, unsigned order, const struct fault_opts *o)
 {
 	const uint64_t key = w->si->arena->tag_key;
 	const uint32_t gen = __atomic_load_n(&c->gen, __ATOMIC_RELAXED);
 	const uint32_t lbase = c->index * (uint32_t)PMD_CHUNK_PAGES;
+	const bool stamped = w->si->cfg->verify, per_page = o->latency == LAT_PAGE;
 	unsigned k, p = first, stride = 1;
 	uint64_t t0, t1;
 
@@ -406,8 +436,7 @@ static void touch_chunk(struct pmd_worker *w, struct pmd_chunk *c, char *addr, u
 		stride = (unsigned)(pmd_rand_below(w, PMD_CHUNK_PAGES / 2) * 2 + 1);
 	/* the contested store: every worker's first write hits the same page */
 	t0 = pmd_now_ns();
-	pmd_store(pmd_page_slot(addr, p, slot), pmd_stamp(key, PMD_STAMP_DOMAIN_RUN, lbase + p, gen,
-							  slot));
+	pmd_store(pmd_page_slot(addr, p, slot), page_value(key, stamped, lbase + p, gen, slot));
 	t1 = pmd_now_ns();
 	pmd_latency(w, M_FIRST_TOUCH, t1 - t0);
 	for (k = 1; k < PMD_CHUNK_PAGES; k++) {
@@ -417,12 +446,13 @@ static void touch_chunk(struct pmd_worker *w, struct pmd_chunk *c, char *addr, u
 			uint64_t a = pmd_now_ns();
 
 			pmd_store(pmd_page_slot(addr, p, slot),
-				  pmd_stamp(key, PMD_STAMP_DOMAIN_RUN, lbase + p, gen, slot));
+				  page_value(key, stamped, lbase + p, gen, slot));
 			pmd_latency(w, M_PAGE, pmd_now_ns() - a);
 		} else {
 			pmd_store(pmd_page_slot(addr, p, slot),
-				  pmd_stamp(key, PMD_STAMP_DOMAIN_RUN, lbase + p, gen, slot));
+				  page_value(key, stamped, lbase + p, gen, slot));
 		}
+		page_delay(o->delay_ns);
 	}
 	pmd_latency(w, M_WINDOW, pmd_now_ns() - t0);
 	pmd_count(w, M_OPS, PMD_CHUNK_PAGES);
@@ -445,7 +475,7 @@ static void touch_round(struct fault_group *g, struct pmd_worker *w, const struc
 			pmd_count(w, M_SKIPPED, 1);
 			continue;
 		}
-		touch_chunk(w, c, addr, slot, g->first_page, order, o->latency == LAT_PAGE);
+		touch_chunk(w, c, addr, slot, g->first_page, order, o);
 		pmd_chunk_exit(c);
 		/* per chunk, so a long sweep shows up in the live line as it goes */
 		pmd_count_faults(w, minflt() - f0);

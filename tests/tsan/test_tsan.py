@@ -58,9 +58,10 @@ runs = [
     ["--threads", "8", "--duration", "2s", "--inject", "stale:2:5:1"],
 ]
 for args in runs:
-    r = sh([binary] + args + ["--progress", "off", "--quiet"], timeout=300)
+    r = sh([binary] + args + ["--progress", "off"], timeout=300)
     reports = re.findall(r"WARNING: ThreadSanitizer: [^\n]*", r.stderr)
     check(not reports and r.returncode in (0, 1) and "FATAL" not in r.stderr,
           f"TSan clean: {' '.join(args)} (rc {r.returncode}, {len(reports)} reports)"
-          + ("\n" + r.stderr[:6000] if reports or r.returncode not in (0, 1) else ""))
+          + ("\n" + r.stderr[:6000] + "\n--- report (tail)\n" + r.stdout[-3000:]
+             if reports or r.returncode not in (0, 1) else ""))
 done()
