@@ -471,6 +471,10 @@ json_t *pmd_report_json_doc(const struct pmd_run *run, int argc, char **argv)
 		json_object_set_new(up, "spawn_s", json_real((double)run->start_ns / 1e9));
 		json_object_set_new(up, "rss_before", json_integer((json_int_t)run->start_rss_before));
 		json_object_set_new(up, "rss_after", json_integer((json_int_t)run->start_rss_after));
+		json_object_set_new(up, "tool_rss_end", json_integer((json_int_t)run->tool_rss_end));
+		json_object_set_new(up, "tool_rss_end_per_worker",
+				    json_real(run->nworkers ? (double)run->tool_rss_end / run->nworkers
+							    : 0));
 		json_object_set_new(up, "rss_per_worker",
 				    json_real(run->nworkers && run->start_rss_after > run->start_rss_before
 						      ? (double)(run->start_rss_after -

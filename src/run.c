@@ -748,7 +748,8 @@ static int run_round(struct pmd_run *run, const sigset_t *set, unsigned index)
 		call_verifies_and_teardowns(run);
 	pmd_events_drain(run);
 	merge_totals(run);
-	if (!pmd_arena_smaps(&run->arena, &run->arena_rss_end, &run->arena_huge_end, NULL) &&
+	if (!pmd_arena_smaps(&run->arena, &run->arena_rss_end, &run->arena_huge_end,
+			     &run->tool_rss_end) &&
 	    run->arena_rss_end)
 		run->thp_share_end = (double)run->arena_huge_end / (double)run->arena_rss_end;
 	return joined ? 0 : -1;

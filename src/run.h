@@ -86,6 +86,7 @@ struct pmd_run {
 	struct pmd_vmstat vm_before, vm_after;
 	double thp_share_end; /* AnonHugePages / Rss of the arena at the end, -1 unknown */
 	uint64_t arena_rss_end, arena_huge_end;
+	uint64_t tool_rss_end; /* Rss of everything but the arena, at the end */
 
 	/* merged results, per stressor instance (bench mode: over the measured rounds) */
 	struct pmd_totals totals[PMD_MAX_STRESSORS];
