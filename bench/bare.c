@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The bare loops pmdstress is measured against: the same kernel work with
+ * nothing around it. One program, one mode per run, one JSON line per round
+ * on stdout, so bench/run.py can interleave it with pmdstress in one run.
+ *
+ *   bare fault SIZE_MB ROUNDS thp|4k [shared]   one store per 4 KiB page of a fresh mapping
+ *   bare mt THREADS SIZE_MB ROUNDS thp|4k       each thread its own slice, at once
+ *   bare fork POP_MB SECONDS thp|4k             fork + _exit + wait, parent populated
+ *   bare exec POP_MB SECONDS thp|4k             fork + execve(self, "child") + wait
+ *   bare child                                  what exec runs: exit 0 at once
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PAGE 4096ul
+#define HUGE (2ul << 20)
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+static char *map(size_t len, int thp, int shared)
+{
+	size_t reserve = len + HUGE;
+	char *raw = mmap(NULL, reserve, PROT_READ | PROT_WRITE,
+			 (shared ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	char *p;
+
+	if (raw == MAP_FAILED) {
+		perror("mmap");
+		exit(2);
+	}
+	/* 2 MiB-aligned, like pmdstress's arena */
+	p = (char *)(((unsigned long)raw + HUGE - 1) & ~(HUGE - 1));
+	if (p > raw)
+		munmap(raw, (size_t)(p - raw));
+	munmap(p + len, (size_t)(raw + reserve - (p + len)));
+	madvise(p, len, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+	return p;
+}
+
+static long minflt(int who)
+{
+	struct rusage ru;
+
+	getrusage(who, &ru);
+	return ru.ru_minflt;
+}
+
+static double touch(char *p, size_t len)
+{
+	double t0 = now_ns();
+	size_t off;
+
+	for (off = 0; off < len; off += PAGE)
+		*(volatile unsigned long *)(p + off) = off | 1;
+	return now_ns() - t0;
+}
+
+static int fault_mode(size_t mb, int rounds, int thp, int shared)
+{
+	size_t len = mb << 20;
+	int r;
+
+	for (r = 0; r < rounds; r++) {
+		char *p = map(len, thp, shared);
+		long f0 = minflt(RUSAGE_SELF);
+		double ns = touch(p, len);
+		long f = minflt(RUSAGE_SELF) - f0;
+
+		printf("{\"round\":%d,\"ns\":%.0f,\"pages\":%zu,\"faults\":%ld,\"ns_per_page\":%.2f}\n", r,
+		       ns, len / PAGE, f, ns / (double)(len / PAGE));
+		fflush(stdout);
+		munmap(p, len);
+	}
+	return 0;
+}
+
+struct slice {
+	char *p;
+	size_t len;
+	double ns;
+	pthread_barrier_t *gate;
+};
+
+static void *slice_main(void *arg)
+{
+	struct slice *s = arg;
+
+	pthread_barrier_wait(s->gate);
+	s->ns = touch(s->p, s->len);
+	return NULL;
+}
+
+static int mt_mode(int threads, size_t mb, int rounds, int thp)
+{
+	size_t len = mb << 20, per = (len / (size_t)threads) & ~(HUGE - 1);
+	pthread_t tid[1024];
+	struct slice sl[1024];
+	pthread_barrier_t gate;
+	int r, i;
+
+	if (threads < 1 || threads > 1024 || !per)
+		return 2;
+	for (r = 0; r < rounds; r++) {
+		char *p = map(per * (size_t)threads, thp, 0);
+		double t0, wall, sum = 0;
+
+		pthread_barrier_init(&gate, NULL, (unsigned)threads + 1);
+		for (i = 0; i < threads; i++) {
+			sl[i] = (struct slice){ p + per * (size_t)i, per, 0, &gate };
+			pthread_create(&tid[i], NULL, slice_main, &sl[i]);
+		}
+		t0 = now_ns();
+		pthread_barrier_wait(&gate);
+		for (i = 0; i < threads; i++) {
+			pthread_join(tid[i], NULL);
+			sum += sl[i].ns;
+		}
+		wall = now_ns() - t0;
+		pthread_barrier_destroy(&gate);
+		printf("{\"round\":%d,\"wall_ns\":%.0f,\"pages\":%zu,\"pages_per_s\":%.0f,"
+		       "\"ns_per_page\":%.2f}\n",
+		       r, wall, per * (size_t)threads / PAGE,
+		       (double)(per * (size_t)threads / PAGE) / (wall / 1e9),
+		       sum / (double)(per * (size_t)threads / PAGE));
+		fflush(stdout);
+		munmap(p, per * (size_t)threads);
+	}
+	return 0;
+}
+
+static int fork_mode(size_t mb, double secs, int thp, int do_exec, const char *self)
+{
+	size_t len = mb << 20;
+	char *p = map(len, thp, 0);
+	double t0, t, end;
+	long n = 0;
+
+	touch(p, len); /* populated parent: fork copies its page tables */
+	t0 = now_ns();
+	end = t0 + secs * 1e9;
+	while ((t = now_ns()) < end) {
+		pid_t pid = fork();
+		int st;
+
+		if (pid == 0) {
+			if (do_exec)
+				execl(self, self, "child", (char *)NULL);
+			_exit(0);
+		}
+		if (pid < 0) {
+			perror("fork");
+			return 2;
+		}
+		waitpid(pid, &st, 0);
+		n++;
+	}
+	t = now_ns() - t0;
+	printf("{\"ops\":%ld,\"secs\":%.3f,\"ops_per_s\":%.1f}\n", n, t / 1e9, (double)n / (t / 1e9));
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 2 && !strcmp(argv[1], "child"))
+		return 0;
+	if (argc >= 5 && !strcmp(argv[1], "fault"))
+		return fault_mode(strtoul(argv[2], NULL, 10), atoi(argv[3]), !strcmp(argv[4], "thp"),
+				  argc >= 6 && !strcmp(argv[5], "shared"));
+	if (argc >= 6 && !strcmp(argv[1], "mt"))
+		return mt_mode(atoi(argv[2]), strtoul(argv[3], NULL, 10), atoi(argv[4]),
+			       !strcmp(argv[5], "thp"));
+	if (argc >= 5 && (!strcmp(argv[1], "fork") || !strcmp(argv[1], "exec")))
+		return fork_mode(strtoul(argv[2], NULL, 10), atof(argv[3]), !strcmp(argv[4], "thp"),
+				 !strcmp(argv[1], "exec"), argv[0]);
+	fprintf(stderr, "usage: see the comment at the top of bench/bare.c\n");
+	return 2;
+}
