@@ -50,9 +50,9 @@
  *     an mmap() failure at that very moment, and is the one residual risk.
  * The thresholds go back to glibc's defaults at teardown (the dynamic mmap
  * threshold stays off for the rest of the process: harmless, it is about to
- * report and exit). Under ASan/TSan, whose allocators never use the break,
- * mallopt() is refused and the stressors are skipped with that reason:
- * what cannot be shown safe does not run.
+ * report and exit). Under ASan, whose mallopt() refuses everything, the
+ * stressors are skipped with that reason: what cannot be shown safe does
+ * not run (TSan hands mallopt() to glibc and allocates without the break).
  */
 #include <pmdstress/stressor.h>
 
@@ -69,6 +69,7 @@
 #include <unistd.h>
 
 #define GLIBC_DEFAULT_THRESHOLD (128 * 1024) /* M_MMAP_THRESHOLD and M_TRIM_THRESHOLD */
+#define GLIBC_DEFAULT_MMAP_MAX 65536
 
 const struct pmd_metric pmd_brk_metrics[] = {
 	[PMD_BRK_M_OPS] = { "ops", PMD_METRIC_COUNT, "cycles: the break moved up and back" },
@@ -109,6 +110,13 @@ const char *pmd_brk_supported(struct pmd_sinst *si, uint64_t size)
 
 	if (b == (char *)-1) {
 		snprintf(si->why, sizeof(si->why), "sbrk(0) failed: %s", strerror(errno));
+		return si->why;
+	}
+	/* setting glibc's own default changes nothing, and tells whose mallopt() this is */
+	if (!mallopt(M_MMAP_MAX, GLIBC_DEFAULT_MMAP_MAX)) {
+		snprintf(si->why, sizeof(si->why), "mallopt() refuses (not glibc's malloc: a "
+						   "sanitizer's?), so malloc cannot be kept off "
+						   "the program break");
 		return si->why;
 	}
 	if (b != kernel_break()) {
