@@ -40,7 +40,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NSEC 1000000000ull
 #define SCAN_MAX 4096u	    /* chunks looked at for a round to race */
 #define NODEMASK_BITS 1024u /* get_mempolicy wants room for every possible node */
 #define LONG_BITS (8 * sizeof(unsigned long))
@@ -131,7 +130,6 @@ static const struct pmd_metric migrate_metrics[] = {
 
 struct migrate_priv {
 	const struct migrate_opts *o;
-	uint64_t period_ns; /* per worker, from the rate */
 	uint64_t weight_sum;
 	int nodes[64]; /* nodes this process may allocate on */
 	unsigned nnodes;
@@ -458,19 +456,6 @@ static void migrate_once(struct pmd_worker *w, struct migrate_priv *mp, struct m
 			 kind == KIND_CHUNK ? PMD_CHUNK_PAGES : (unsigned)mp->o->set, false);
 }
 
-/* Sleep until the next call is due; false once the run stops. */
-static bool pace(struct pmd_worker *w, uint64_t *next, uint64_t period)
-{
-	uint64_t now = pmd_now_ns();
-
-	if (!period)
-		return !pmd_should_stop(w);
-	*next += period;
-	if (*next + period < now) /* fell behind (a slow migration): do not burst */
-		*next = now;
-	return *next <= now ? !pmd_should_stop(w) : pmd_sleep(w, *next - now);
-}
-
 static int migrate_run(struct pmd_worker *w)
 {
 	struct migrate_priv *mp = w->si->priv;
@@ -482,7 +467,7 @@ static int migrate_run(struct pmd_worker *w)
 	while (!pmd_should_stop(w)) {
 		migrate_once(w, mp, mw);
 		pmd_beat(w);
-		if (!pace(w, &next, mp->period_ns))
+		if (!pmd_pace(w, &next, mp->o->rate))
 			break;
 	}
 	free(mw);
@@ -541,7 +526,6 @@ static int migrate_setup(struct pmd_sinst *si)
 	if (!mp)
 		return -ENOMEM;
 	mp->o = o;
-	mp->period_ns = o->rate ? NSEC * si->nworkers / o->rate : 0;
 	for (k = 0; k < KIND_COUNT; k++)
 		mp->weight_sum += o->weight[k];
 	err = mems_allowed(mp->nodes, 64, &mp->nnodes);
