@@ -78,6 +78,25 @@ bool pmd_chunk_claim(struct pmd_chunk *c, enum pmd_chunk_state from, enum pmd_ch
 	}
 }
 
+struct pmd_chunk *pmd_arena_hold_settled(struct pmd_arena *a, unsigned start, unsigned scan)
+{
+	unsigned i;
+
+	if (scan > a->nchunks)
+		scan = a->nchunks;
+	for (i = 0; i < scan; i++) {
+		struct pmd_chunk *c = &a->chunks[(start + i) % a->nchunks];
+
+		if (!pmd_chunk_usable(c) || !pmd_chunk_claim(c, PMD_CHUNK_IDLE, PMD_CHUNK_HELD))
+			continue;
+		/* never written (still pmd_none: the storm relies on it) or moved away */
+		if (c->nslots && !pmd_chunk_retired(c))
+			return c;
+		pmd_chunk_release(c, PMD_CHUNK_IDLE);
+	}
+	return NULL;
+}
+
 void pmd_chunk_release(struct pmd_chunk *c, enum pmd_chunk_state to)
 {
 	uint32_t old = __atomic_load_n(&c->state, __ATOMIC_RELAXED);

@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include "ini_reader.h"
+#include "memlimit.h"
 #include "numa.h"
 #include "units.h"
 
@@ -17,6 +18,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -362,6 +364,13 @@ static int read_file(const char *path, char **out, char *err, size_t errlen)
 			cap *= 2;
 		}
 	}
+	if (buf && ferror(f)) {
+		int e = errno;
+
+		free(buf);
+		fclose(f);
+		return errf(err, errlen, "%s: cannot read scenario file: %s", path, strerror(e));
+	}
 	fclose(f);
 	if (!buf)
 		return errf(err, errlen, "out of memory");
@@ -556,8 +565,12 @@ int pmd_config_from_argv(struct pmd_config *cfg, int argc, char **argv, char *er
 		rc = pmd_config_apply_cli(cfg, name, value, &used, err, errlen);
 		if (rc)
 			return rc;
+		/* only an on/off flag leaves a value unused: one it does not take */
 		if (eq && !used)
-			return errf(err, errlen, "--%s takes no value here", name);
+			return errf(err, errlen, "--%s: invalid value '%s' (%s)", name, eq + 1,
+				    !strncmp(name, "no-", 3) || strstr(name, "-no-")
+					    ? "a --no- flag takes no value"
+					    : "expected on|off, or no value");
 		if (!eq && used)
 			i++;
 	}
@@ -665,10 +678,41 @@ static int resolve_workers(struct pmd_config *cfg, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * A report written at the end goes to a temporary file beside @path, then is
+ * renamed: find out now, not after the run, that its folder does not take it.
+ */
+static int check_output(const char *opt, const char *path, char *err, size_t errlen)
+{
+	char dir[PMD_OPT_STRLEN];
+	struct stat sb;
+	char *slash;
+
+	if (!*path || !strcmp(path, "-"))
+		return 0;
+	if (!stat(path, &sb) && S_ISDIR(sb.st_mode))
+		return errf(err, errlen, "--%s: cannot write '%s': it is a directory", opt, path);
+	snprintf(dir, sizeof(dir), "%s", path);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		slash[slash == dir] = '\0'; /* "/x" -> "/" */
+	if (access(dir, W_OK | X_OK))
+		return errf(err, errlen, "--%s: cannot write '%s': folder %s: %s", opt, path, dir,
+			    strerror(errno));
+	return 0;
+}
+
 int pmd_config_finish(struct pmd_config *cfg, char *err, size_t errlen)
 {
 	uint64_t mem = mem_total_bytes();
+	struct pmd_memlimit lim;
 	char a[32], b[32];
+
+	if (check_output("json", cfg->json, err, errlen) ||
+	    check_output("ktap", cfg->ktap, err, errlen))
+		return -EINVAL;
 
 	if (cfg->size % (2ull << 20)) {
 		pmd_format_size(cfg->size, a, sizeof(a));
@@ -680,6 +724,21 @@ int pmd_config_finish(struct pmd_config *cfg, char *err, size_t errlen)
 		pmd_format_size(mem & ~((1ull << 20) - 1), b, sizeof(b));
 		return errf(err, errlen, "--size: invalid value '%s' (larger than this machine's "
 					 "memory, %s)", a, b);
+	}
+	pmd_memlimit_cgroup(&lim);
+	if (cfg->size > lim.bytes) {
+		pmd_format_size(cfg->size, a, sizeof(a));
+		pmd_format_size(lim.bytes, b, sizeof(b));
+		return errf(err, errlen, "--size: invalid value '%s' (larger than this process's "
+					 "memory cgroup allows, %s in %s: the run would be OOM-killed)",
+			    a, b, lim.file);
+	}
+	pmd_memlimit_as(&lim);
+	if (cfg->size > lim.bytes) {
+		pmd_format_size(cfg->size, a, sizeof(a));
+		pmd_format_size(lim.bytes, b, sizeof(b));
+		return errf(err, errlen, "--size: invalid value '%s' (larger than RLIMIT_AS, %s: the "
+					 "arena cannot be mapped; raise ulimit -v)", a, b);
 	}
 	if (cfg->seed) {
 		cfg->seed_used = cfg->seed;

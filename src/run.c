@@ -144,6 +144,20 @@ uint64_t pmd_rand(struct pmd_worker *w)
 	return w->rng[1] + s0;
 }
 
+unsigned pmd_pick_weighted(struct pmd_worker *w, const uint64_t *weight, unsigned n,
+			   uint64_t total)
+{
+	uint64_t r = pmd_rand_below(w, total);
+	unsigned k;
+
+	for (k = 0; k + 1 < n; k++) {
+		if (r < weight[k])
+			return k;
+		r -= weight[k];
+	}
+	return n - 1;
+}
+
 static void seed_rng(struct pmd_worker *w, uint64_t seed)
 {
 	w->rng[0] = pmd_stamp_mix(seed ^ (0x9e3779b97f4a7c15ull * (w->id + 1)));

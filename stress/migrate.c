@@ -268,22 +268,8 @@ static char *chunk_addr(struct pmd_chunk *c)
 static struct pmd_chunk *hold_chunk(struct pmd_worker *w)
 {
 	struct pmd_arena *a = w->si->arena;
-	unsigned start = (unsigned)pmd_rand_below(w, a->nchunks), i;
-	unsigned scan = a->nchunks < SCAN_MAX ? a->nchunks : SCAN_MAX;
 
-	for (i = 0; i < scan; i++) {
-		struct pmd_chunk *c = &a->chunks[(start + i) % a->nchunks];
-
-		if (pmd_chunk_state(c) != PMD_CHUNK_IDLE ||
-		    (__atomic_load_n(&c->flags, __ATOMIC_RELAXED) & PMD_CF_CLOSING))
-			continue;
-		if (!pmd_chunk_claim(c, PMD_CHUNK_IDLE, PMD_CHUNK_HELD))
-			continue;
-		if (c->nslots && !pmd_chunk_retired(c))
-			return c;
-		pmd_chunk_release(c, PMD_CHUNK_IDLE);
-	}
-	return NULL;
+	return pmd_arena_hold_settled(a, (unsigned)pmd_rand_below(w, a->nchunks), SCAN_MAX);
 }
 
 /* ---- the calls ------------------------------------------------------------------- */
@@ -419,15 +405,7 @@ static bool move_held(struct pmd_worker *w, struct migrate_priv *mp, struct migr
 
 static unsigned pick_kind(struct pmd_worker *w, const struct migrate_priv *mp)
 {
-	uint64_t r = pmd_rand_below(w, mp->weight_sum);
-	unsigned k;
-
-	for (k = 0; k < KIND_COUNT - 1; k++) {
-		if (r < mp->o->weight[k])
-			return k;
-		r -= mp->o->weight[k];
-	}
-	return k;
+	return pmd_pick_weighted(w, mp->o->weight, KIND_COUNT, mp->weight_sum);
 }
 
 static void migrate_once(struct pmd_worker *w, struct migrate_priv *mp, struct migrate_worker *mw)

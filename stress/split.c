@@ -145,12 +145,6 @@ static char *addr_of(const struct pmd_chunk *c)
 	return (char *)__atomic_load_n(&c->addr, __ATOMIC_ACQUIRE);
 }
 
-static bool usable(const struct pmd_chunk *c)
-{
-	return pmd_chunk_state(c) == PMD_CHUNK_IDLE &&
-	       !(__atomic_load_n(&c->flags, __ATOMIC_RELAXED) & PMD_CF_CLOSING);
-}
-
 static struct pmd_chunk *try_hold(struct pmd_worker *w, struct pmd_chunk *c, bool home_only)
 {
 	if (!pmd_chunk_claim(c, PMD_CHUNK_IDLE, PMD_CHUNK_HELD))
@@ -178,7 +172,7 @@ static struct pmd_chunk *hold_chunk(struct pmd_worker *w, bool home_only,
 	for (i = 0; i < a->nchunks && looked < 16 && !c; i++) {
 		struct pmd_chunk *cand = &a->chunks[(start + i) % a->nchunks];
 
-		if (!usable(cand))
+		if (!pmd_chunk_usable(cand))
 			continue;
 		looked++;
 		if (pmd_thp_probe(w->si->run, cand, NULL) == PMD_THPS_THP)
@@ -489,7 +483,7 @@ static bool home_slot(struct pmd_worker *w, unsigned i, bool polite, int *rc)
 	if (!ch)
 		return false;
 	c = &a->chunks[ch - 1];
-	if ((polite && !usable(c)) || !pmd_chunk_claim(c, PMD_CHUNK_IDLE, PMD_CHUNK_HELD))
+	if ((polite && !pmd_chunk_usable(c)) || !pmd_chunk_claim(c, PMD_CHUNK_IDLE, PMD_CHUNK_HELD))
 		return false;
 	/* under ownership: still there? (another worker may have moved it home) */
 	if (addr_of(c) != a->spare + (size_t)i * PMD_CHUNK_SIZE) {
@@ -523,15 +517,8 @@ static unsigned pick_kind(struct pmd_worker *w)
 {
 	const struct split_opts *o = w->si->opts;
 	const struct split_priv *sp = w->si->priv;
-	uint64_t r = pmd_rand_below(w, sp->total_weight);
-	unsigned k;
 
-	for (k = 0; k < K_COUNT - 1; k++) {
-		if (r < o->weight[k])
-			return k;
-		r -= o->weight[k];
-	}
-	return K_COUNT - 1;
+	return pmd_pick_weighted(w, o->weight, K_COUNT, sp->total_weight);
 }
 
 static int split_run(struct pmd_worker *w)

@@ -251,15 +251,8 @@ static unsigned pick_kind(struct pmd_worker *w)
 {
 	const struct zap_opts *o = w->si->opts;
 	const struct zap_priv *zp = w->si->priv;
-	uint64_t r = pmd_rand_below(w, zp->total_weight);
-	unsigned k;
 
-	for (k = 0; k < K_COUNT - 1; k++) {
-		if (r < o->weight[k])
-			return k;
-		r -= o->weight[k];
-	}
-	return K_COUNT - 1;
+	return pmd_pick_weighted(w, o->weight, K_COUNT, zp->total_weight);
 }
 
 static struct zrange pick_range(struct pmd_worker *w)
@@ -353,21 +346,8 @@ static bool race_round(struct pmd_worker *w, unsigned k, struct zrange r)
 static struct pmd_chunk *hold_chunk(struct pmd_worker *w)
 {
 	struct pmd_arena *a = w->si->arena;
-	unsigned start = (unsigned)pmd_rand_below(w, a->nchunks), i;
 
-	for (i = 0; i < a->nchunks; i++) {
-		struct pmd_chunk *c = &a->chunks[(start + i) % a->nchunks];
-
-		if (pmd_chunk_state(c) != PMD_CHUNK_IDLE ||
-		    (__atomic_load_n(&c->flags, __ATOMIC_RELAXED) & PMD_CF_CLOSING))
-			continue;
-		if (!pmd_chunk_claim(c, PMD_CHUNK_IDLE, PMD_CHUNK_HELD))
-			continue;
-		if (c->nslots && !pmd_chunk_retired(c))
-			return c;
-		pmd_chunk_release(c, PMD_CHUNK_IDLE);
-	}
-	return NULL;
+	return pmd_arena_hold_settled(a, (unsigned)pmd_rand_below(w, a->nchunks), a->nchunks);
 }
 
 static void mark(uint64_t *mask, struct zrange r)

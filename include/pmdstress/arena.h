@@ -163,6 +163,20 @@ static inline uint32_t pmd_chunk_state(const struct pmd_chunk *c)
 
 /* Claim @c from state @from to @to; true if this caller now owns it. */
 bool pmd_chunk_claim(struct pmd_chunk *c, enum pmd_chunk_state from, enum pmd_chunk_state to);
+/* Idle and not being closed for a round: worth trying to claim. */
+static inline bool pmd_chunk_usable(const struct pmd_chunk *c)
+{
+	return pmd_chunk_state(c) == PMD_CHUNK_IDLE &&
+	       !(__atomic_load_n(&c->flags, __ATOMIC_RELAXED) & PMD_CF_CLOSING);
+}
+
+/*
+ * Hold (IDLE -> HELD) the first usable chunk, scanning at most @scan chunks
+ * from @start round the arena, that holds a round's recorded contents and
+ * is not retired. NULL if none: the caller skips its operation this time.
+ */
+struct pmd_chunk *pmd_arena_hold_settled(struct pmd_arena *a, unsigned start, unsigned scan);
+
 /* Hand @c back as @to; publishes the owner's expectation writes (release). */
 void pmd_chunk_release(struct pmd_chunk *c, enum pmd_chunk_state to);
 

@@ -131,6 +131,10 @@ static inline uint64_t pmd_rand_below(struct pmd_worker *w, uint64_t n)
 	return n ? pmd_rand(w) % n : 0;
 }
 
+/* An index in [0, n) drawn with the given weights (their sum is @total, > 0). */
+unsigned pmd_pick_weighted(struct pmd_worker *w, const uint64_t *weight, unsigned n,
+			   uint64_t total);
+
 /* Report that something went wrong that is not corruption (-errno style). */
 void pmd_worker_error(struct pmd_worker *w, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
