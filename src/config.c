@@ -100,17 +100,6 @@ const struct pmd_option pmd_common_options[] = {
 	PMD_OPT_END,
 };
 
-static int errf(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int errf(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
 int pmd_stressor_index(const struct pmd_stressor *st)
 {
 	unsigned i;
@@ -135,7 +124,7 @@ int pmd_config_init(struct pmd_config *cfg, char *err, size_t errlen)
 		struct pmd_scfg *sc = &cfg->st[i];
 
 		if (st->abi != PMD_STRESSOR_ABI)
-			return errf(err, errlen, "stressor %s: contract version %u, engine has %u",
+			return pmd_errf(err, errlen, "stressor %s: contract version %u, engine has %u",
 				    st->name, st->abi, PMD_STRESSOR_ABI);
 		rc = pmd_opt_defaults(pmd_common_options, sc, err, errlen);
 		if (!rc && st->workers)
@@ -145,7 +134,7 @@ int pmd_config_init(struct pmd_config *cfg, char *err, size_t errlen)
 			return rc;
 		sc->opts = calloc(1, st->opts_size ? st->opts_size : 1);
 		if (!sc->opts)
-			return errf(err, errlen, "out of memory");
+			return pmd_errf(err, errlen, "out of memory");
 		if (st->options) {
 			rc = pmd_opt_defaults(st->options, sc->opts, err, errlen);
 			if (rc)
@@ -185,9 +174,9 @@ static int unknown_stressor(const char *name, const char *where, char *err, size
 	const char *s = suggest_stressor(name);
 
 	if (s)
-		return errf(err, errlen, "%sunknown stressor '%s' (did you mean '%s'?)", where, name,
+		return pmd_errf(err, errlen, "%sunknown stressor '%s' (did you mean '%s'?)", where, name,
 			    s);
-	return errf(err, errlen, "%sunknown stressor '%s' (see 'pmdstress list')", where, name);
+	return pmd_errf(err, errlen, "%sunknown stressor '%s' (see 'pmdstress list')", where, name);
 }
 
 int pmd_config_select(struct pmd_config *cfg, const char *list, char *err, size_t errlen)
@@ -208,7 +197,7 @@ int pmd_config_select(struct pmd_config *cfg, const char *list, char *err, size_
 		any = true;
 	}
 	if (!any)
-		return errf(err, errlen, "--stressors: invalid value '%s' (expected a comma list "
+		return pmd_errf(err, errlen, "--stressors: invalid value '%s' (expected a comma list "
 					 "of stressor names, see 'pmdstress list')", list);
 	return 0;
 }
@@ -245,12 +234,12 @@ static int on_section(void *user, const char *section, int line)
 
 	snprintf(where, sizeof(where), "%s:%d: ", x->origin, line);
 	if (!*section)
-		return errf(x->err, x->errlen, "%sempty section name '[]'", where);
+		return pmd_errf(x->err, x->errlen, "%sempty section name '[]'", where);
 	slot = section_slot(section);
 	if (slot < 0)
 		return unknown_stressor(section, where, x->err, x->errlen);
 	if (x->section_seen[slot])
-		return errf(x->err, x->errlen, "%sduplicate section [%s]", where, section);
+		return pmd_errf(x->err, x->errlen, "%sduplicate section [%s]", where, section);
 	x->section_seen[slot] = true;
 	if (slot < PMD_MAX_STRESSORS)
 		x->cfg->st[slot].enabled = true;
@@ -270,7 +259,7 @@ static int on_key(void *user, const char *section, const char *name, const char 
 
 	snprintf(where, sizeof(where), "%s:%d: [%s] ", x->origin, line, section);
 	if (!*section)
-		return errf(x->err, x->errlen, "%s:%d: '%s' is outside any section (put it under "
+		return pmd_errf(x->err, x->errlen, "%s:%d: '%s' is outside any section (put it under "
 					       "[global] or a stressor's section)",
 			    x->origin, line, name);
 	slot = section_slot(section);
@@ -281,7 +270,7 @@ static int on_key(void *user, const char *section, const char *name, const char 
 		base = x->cfg;
 		opt = pmd_opt_find(table, name);
 		if (opt && (opt->flags & PMD_OPTF_CLI_ONLY))
-			return errf(x->err, x->errlen, "%s'%s' is only accepted on the command line",
+			return pmd_errf(x->err, x->errlen, "%s'%s' is only accepted on the command line",
 				    where, name);
 	} else {
 		const struct pmd_stressor *st = pmd_stressors[slot];
@@ -301,21 +290,21 @@ static int on_key(void *user, const char *section, const char *name, const char 
 		if (!s && slot < PMD_MAX_STRESSORS)
 			s = pmd_opt_suggest(pmd_common_options, name);
 		if (s)
-			return errf(x->err, x->errlen, "%sunknown key '%s' (did you mean '%s'?)",
+			return pmd_errf(x->err, x->errlen, "%sunknown key '%s' (did you mean '%s'?)",
 				    where, name, s);
-		return errf(x->err, x->errlen, "%sunknown key '%s' (see 'pmdstress --help')", where,
+		return pmd_errf(x->err, x->errlen, "%sunknown key '%s' (see 'pmdstress --help')", where,
 			    name);
 	}
 	/* a key given twice in one section is almost always a mistake */
 	n = &x->nseen[slot];
 	for (i = 0; i < *n; i++)
 		if (!strcmp(x->seen[slot][i], name))
-			return errf(x->err, x->errlen, "%sduplicate key '%s'", where, name);
+			return pmd_errf(x->err, x->errlen, "%sduplicate key '%s'", where, name);
 	if (*n < 64)
 		snprintf(x->seen[slot][(*n)++], sizeof(x->seen[0][0]), "%s", name);
 	rc = pmd_opt_parse(opt, base, value, perr, sizeof(perr));
 	if (rc)
-		return errf(x->err, x->errlen, "%s%s", where, perr);
+		return pmd_errf(x->err, x->errlen, "%s%s", where, perr);
 	return 0;
 }
 
@@ -328,7 +317,7 @@ int pmd_config_load_ini(struct pmd_config *cfg, const char *text, const char *or
 	int rc;
 
 	if (!x)
-		return errf(err, errlen, "out of memory");
+		return pmd_errf(err, errlen, "out of memory");
 	x->cfg = cfg;
 	x->origin = origin;
 	x->err = err;
@@ -348,7 +337,7 @@ static int read_file(const char *path, char **out, char *err, size_t errlen)
 	char *buf;
 
 	if (!f)
-		return errf(err, errlen, "%s: cannot open scenario file: %s", path, strerror(errno));
+		return pmd_errf(err, errlen, "%s: cannot open scenario file: %s", path, strerror(errno));
 	buf = malloc(cap);
 	while (buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
 		len += n;
@@ -358,7 +347,7 @@ static int read_file(const char *path, char **out, char *err, size_t errlen)
 			if (!nb) {
 				free(buf);
 				fclose(f);
-				return errf(err, errlen, "%s: scenario file larger than 1 MiB", path);
+				return pmd_errf(err, errlen, "%s: scenario file larger than 1 MiB", path);
 			}
 			buf = nb;
 			cap *= 2;
@@ -369,15 +358,15 @@ static int read_file(const char *path, char **out, char *err, size_t errlen)
 
 		free(buf);
 		fclose(f);
-		return errf(err, errlen, "%s: cannot read scenario file: %s", path, strerror(e));
+		return pmd_errf(err, errlen, "%s: cannot read scenario file: %s", path, strerror(e));
 	}
 	fclose(f);
 	if (!buf)
-		return errf(err, errlen, "out of memory");
+		return pmd_errf(err, errlen, "out of memory");
 	buf[len] = '\0';
 	if (strlen(buf) != len) {
 		free(buf);
-		return errf(err, errlen, "%s: not a text file (contains a NUL byte)", path);
+		return pmd_errf(err, errlen, "%s: not a text file (contains a NUL byte)", path);
 	}
 	*out = buf;
 	return 0;
@@ -402,7 +391,7 @@ int pmd_config_load_scenario(struct pmd_config *cfg, const char *name_or_path, c
 			for (i = 0; pmd_scenarios[i].name && i < 63; i++)
 				names[i].name = pmd_scenarios[i].name;
 			s = pmd_opt_suggest(names, name_or_path);
-			return errf(err, errlen,
+			return pmd_errf(err, errlen,
 				    "--config: no scenario '%s'%s%s%s (builtin names are in "
 				    "'pmdstress list'; a file needs a path such as ./%s.ini)",
 				    name_or_path, s ? " (did you mean '" : "", s ? s : "",
@@ -450,16 +439,16 @@ static int cli_suggest(const char *name, char *err, size_t errlen)
 		if (!s)
 			s = pmd_opt_suggest(pmd_common_options, rest);
 		if (s)
-			return errf(err, errlen, "unknown option --%s (did you mean --%s-%s?)", name,
+			return pmd_errf(err, errlen, "unknown option --%s (did you mean --%s-%s?)", name,
 				    st->name, s);
-		return errf(err, errlen, "unknown option --%s (stressor %s has no option '%s'; "
+		return pmd_errf(err, errlen, "unknown option --%s (stressor %s has no option '%s'; "
 					 "see --help)",
 			    name, st->name, rest);
 	}
 	s = pmd_opt_suggest(pmd_global_options, name);
 	if (s)
-		return errf(err, errlen, "unknown option --%s (did you mean --%s?)", name, s);
-	return errf(err, errlen, "unknown option --%s (see --help)", name);
+		return pmd_errf(err, errlen, "unknown option --%s (did you mean --%s?)", name, s);
+	return pmd_errf(err, errlen, "unknown option --%s (see --help)", name);
 }
 
 int pmd_config_apply_cli(struct pmd_config *cfg, const char *name, const char *value,
@@ -497,7 +486,7 @@ int pmd_config_apply_cli(struct pmd_config *cfg, const char *name, const char *v
 	if (!opt)
 		return cli_suggest(name, err, errlen);
 	if (negate && opt->type != PMD_OPT_BOOL)
-		return errf(err, errlen, "--%s: only on/off options have a --no- form", name);
+		return pmd_errf(err, errlen, "--%s: only on/off options have a --no- form", name);
 	if (opt->type == PMD_OPT_BOOL && (negate || !value || value[0] == '-' || !value[0] ||
 					  pmd_opt_parse(opt, base, value, perr, sizeof(perr)))) {
 		/* a bare --flag (or --no-flag) does not consume the next argument */
@@ -508,12 +497,12 @@ int pmd_config_apply_cli(struct pmd_config *cfg, const char *name, const char *v
 		return 0;
 	}
 	if (!value)
-		return errf(err, errlen, "--%s needs a value (%s)", name, opt->help);
+		return pmd_errf(err, errlen, "--%s needs a value (%s)", name, opt->help);
 	*used_value = true;
 	rc = pmd_opt_parse(opt, base, value, perr, sizeof(perr));
 	/* perr starts with the option's own name; the user typed the full one */
 	if (rc)
-		return errf(err, errlen, "--%s%s", name, perr + strlen(opt->name));
+		return pmd_errf(err, errlen, "--%s%s", name, perr + strlen(opt->name));
 	if (opt == pmd_opt_find(pmd_global_options, "stressors"))
 		return pmd_config_select(cfg, value, err, errlen);
 	return 0;
@@ -529,7 +518,7 @@ int pmd_config_from_argv(struct pmd_config *cfg, int argc, char **argv, char *er
 	for (i = 0; i < argc; i++) {
 		if (!strcmp(argv[i], "--config")) {
 			if (i + 1 >= argc)
-				return errf(err, errlen, "--config needs a value (%s)",
+				return pmd_errf(err, errlen, "--config needs a value (%s)",
 					    pmd_opt_find(pmd_global_options, "config")->help);
 			scenario = argv[++i];
 		} else if (!strncmp(argv[i], "--config=", 9)) {
@@ -537,7 +526,7 @@ int pmd_config_from_argv(struct pmd_config *cfg, int argc, char **argv, char *er
 		}
 	}
 	if (!*scenario)
-		return errf(err, errlen, "--config: invalid value '' (expected a scenario name "
+		return pmd_errf(err, errlen, "--config: invalid value '' (expected a scenario name "
 					 "or an INI file path)");
 	rc = pmd_config_load_scenario(cfg, scenario, err, errlen);
 	if (rc)
@@ -550,12 +539,12 @@ int pmd_config_from_argv(struct pmd_config *cfg, int argc, char **argv, char *er
 		bool used;
 
 		if (strncmp(arg, "--", 2) || !arg[2])
-			return errf(err, errlen, "unexpected argument '%s' (options start with --; "
+			return pmd_errf(err, errlen, "unexpected argument '%s' (options start with --; "
 						 "see --help)", arg);
 		arg += 2;
 		eq = strchr(arg, '=');
 		if ((eq ? (size_t)(eq - arg) : strlen(arg)) >= sizeof(name))
-			return errf(err, errlen, "unknown option --%.40s... (too long)", arg);
+			return pmd_errf(err, errlen, "unknown option --%.40s... (too long)", arg);
 		snprintf(name, sizeof(name), "%.*s", eq ? (int)(eq - arg) : (int)strlen(arg), arg);
 		if (!strcmp(name, "config")) {
 			i += eq ? 0 : 1;
@@ -567,7 +556,7 @@ int pmd_config_from_argv(struct pmd_config *cfg, int argc, char **argv, char *er
 			return rc;
 		/* only an on/off flag leaves a value unused: one it does not take */
 		if (eq && !used)
-			return errf(err, errlen, "--%s: invalid value '%s' (%s)", name, eq + 1,
+			return pmd_errf(err, errlen, "--%s: invalid value '%s' (%s)", name, eq + 1,
 				    !strncmp(name, "no-", 3) || strstr(name, "-no-")
 					    ? "a --no- flag takes no value"
 					    : "expected on|off, or no value");
@@ -622,7 +611,7 @@ static int resolve_workers(struct pmd_config *cfg, char *err, size_t errlen)
 					      pmd_stressors[i]->name, sc->nworkers);
 	}
 	if (!nenabled)
-		return errf(err, errlen, "no stressor selected (the scenario has no stressor "
+		return pmd_errf(err, errlen, "no stressor selected (the scenario has no stressor "
 					 "section and --stressors is empty)");
 	/*
 	 * Too few threads for every partner of a storm: the 'rest' stressors
@@ -653,7 +642,7 @@ static int resolve_workers(struct pmd_config *cfg, char *err, size_t errlen)
 		}
 	}
 	if (fixed > total || (nrest && fixed + nrest > total))
-		return errf(err, errlen,
+		return pmd_errf(err, errlen,
 			    "--threads %llu: too few for the workers asked for (%s%s); raise "
 			    "--threads or lower the stressors' workers",
 			    (unsigned long long)total, list, nrest ? ", plus one per 'rest'" : "");
@@ -691,7 +680,7 @@ static int check_output(const char *opt, const char *path, char *err, size_t err
 	if (!*path || !strcmp(path, "-"))
 		return 0;
 	if (!stat(path, &sb) && S_ISDIR(sb.st_mode))
-		return errf(err, errlen, "--%s: cannot write '%s': it is a directory", opt, path);
+		return pmd_errf(err, errlen, "--%s: cannot write '%s': it is a directory", opt, path);
 	snprintf(dir, sizeof(dir), "%s", path);
 	slash = strrchr(dir, '/');
 	if (!slash)
@@ -699,7 +688,7 @@ static int check_output(const char *opt, const char *path, char *err, size_t err
 	else
 		slash[slash == dir] = '\0'; /* "/x" -> "/" */
 	if (access(dir, W_OK | X_OK))
-		return errf(err, errlen, "--%s: cannot write '%s': folder %s: %s", opt, path, dir,
+		return pmd_errf(err, errlen, "--%s: cannot write '%s': folder %s: %s", opt, path, dir,
 			    strerror(errno));
 	return 0;
 }
@@ -716,20 +705,20 @@ int pmd_config_finish(struct pmd_config *cfg, char *err, size_t errlen)
 
 	if (cfg->size % (2ull << 20)) {
 		pmd_format_size(cfg->size, a, sizeof(a));
-		return errf(err, errlen, "--size: invalid value '%s' (must be a multiple of 2M: "
+		return pmd_errf(err, errlen, "--size: invalid value '%s' (must be a multiple of 2M: "
 					 "the arena is cut into one chunk per PMD)", a);
 	}
 	if (mem && cfg->size > mem) {
 		pmd_format_size(cfg->size, a, sizeof(a));
 		pmd_format_size(mem & ~((1ull << 20) - 1), b, sizeof(b));
-		return errf(err, errlen, "--size: invalid value '%s' (larger than this machine's "
+		return pmd_errf(err, errlen, "--size: invalid value '%s' (larger than this machine's "
 					 "memory, %s)", a, b);
 	}
 	pmd_memlimit_cgroup(&lim);
 	if (cfg->size > lim.bytes) {
 		pmd_format_size(cfg->size, a, sizeof(a));
 		pmd_format_size(lim.bytes, b, sizeof(b));
-		return errf(err, errlen, "--size: invalid value '%s' (larger than this process's "
+		return pmd_errf(err, errlen, "--size: invalid value '%s' (larger than this process's "
 					 "memory cgroup allows, %s in %s: the run would be OOM-killed)",
 			    a, b, lim.file);
 	}
@@ -737,7 +726,7 @@ int pmd_config_finish(struct pmd_config *cfg, char *err, size_t errlen)
 	if (cfg->size > lim.bytes) {
 		pmd_format_size(cfg->size, a, sizeof(a));
 		pmd_format_size(lim.bytes, b, sizeof(b));
-		return errf(err, errlen, "--size: invalid value '%s' (larger than RLIMIT_AS, %s: the "
+		return pmd_errf(err, errlen, "--size: invalid value '%s' (larger than RLIMIT_AS, %s: the "
 					 "arena cannot be mapped; raise ulimit -v)", a, b);
 	}
 	if (cfg->seed) {

@@ -248,17 +248,6 @@ void pmd_numa_fini(struct pmd_numa *n)
 
 /* ---- configuration ------------------------------------------------------------ */
 
-static int errf(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int errf(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-	return -EINVAL;
-}
-
 /* The first node of @want that is not in @have, or -1. */
 static int first_missing(uint64_t want, uint64_t have)
 {
@@ -292,7 +281,7 @@ int pmd_mempolicy_parse(const char *text, uint64_t mem_nodes, struct pmd_mempoli
 			break;
 	if (i == sizeof(kinds) / sizeof(kinds[0]) || (colon && !kinds[i].nodes) ||
 	    (!colon && (kinds[i].nodes == 1 || kinds[i].nodes == 3)))
-		return errf(err, errlen,
+		return pmd_errf(err, errlen,
 			    "--mem-policy: invalid value '%s' (expected default, local, "
 			    "bind:NODES, interleave[:NODES] or preferred:NODE, with NODES a list "
 			    "such as 0,2 or 0-1)",
@@ -303,15 +292,15 @@ int pmd_mempolicy_parse(const char *text, uint64_t mem_nodes, struct pmd_mempoli
 		return 0;
 	}
 	if (pmd_nodelist_parse(colon + 1, &p->nodes))
-		return errf(err, errlen, "--mem-policy: invalid value '%s' (bad node list '%s': "
+		return pmd_errf(err, errlen, "--mem-policy: invalid value '%s' (bad node list '%s': "
 					 "expected nodes below %d such as 0,2 or 0-1)",
 			    text, colon + 1, PMD_MAX_NODES);
 	if (kinds[i].nodes == 3 && popcount64(p->nodes) != 1)
-		return errf(err, errlen, "--mem-policy: invalid value '%s' (preferred takes one "
+		return pmd_errf(err, errlen, "--mem-policy: invalid value '%s' (preferred takes one "
 					 "node)", text);
 	miss = first_missing(p->nodes, mem_nodes);
 	if (miss >= 0)
-		return errf(err, errlen, "--mem-policy: invalid value '%s' (node %d does not exist "
+		return pmd_errf(err, errlen, "--mem-policy: invalid value '%s' (node %d does not exist "
 					 "here or has no memory; nodes with memory: %s)",
 			    text, miss, have);
 	return 0;
@@ -356,13 +345,13 @@ static int cpu_nodes_parse(const char *text, uint64_t cpu_nodes, uint64_t *mask,
 		return 0;
 	}
 	if (pmd_nodelist_parse(text, mask))
-		return errf(err, errlen, "--cpu-nodes: invalid value '%s' (expected spread or a "
+		return pmd_errf(err, errlen, "--cpu-nodes: invalid value '%s' (expected spread or a "
 					 "node list such as 0,2 or 0-1, nodes below %d)",
 			    text, PMD_MAX_NODES);
 	miss = first_missing(*mask, cpu_nodes);
 	pmd_nodemask_format(cpu_nodes, have, sizeof(have));
 	if (miss >= 0)
-		return errf(err, errlen, "--cpu-nodes: invalid value '%s' (node %d does not exist "
+		return pmd_errf(err, errlen, "--cpu-nodes: invalid value '%s' (node %d does not exist "
 					 "here or has no CPUs; nodes with CPUs: %s)",
 			    text, miss, have);
 	return 0;
@@ -379,7 +368,7 @@ int pmd_numa_check_config(const struct pmd_config *cfg, char *err, size_t errlen
 		rc = pmd_mempolicy_parse(cfg->mem_policy, pmd_numa_mem_nodes(), &p, err, errlen);
 	if (!rc && p.mode != MPOL_DEFAULT && get_mempolicy(NULL, NULL, 0, NULL, 0) &&
 	    errno == ENOSYS)
-		return errf(err, errlen,
+		return pmd_errf(err, errlen,
 			    "--mem-policy: invalid value '%s' (this kernel has no NUMA support: "
 			    "get_mempolicy() says ENOSYS; use default)",
 			    cfg->mem_policy);

@@ -71,6 +71,9 @@ const char *pmd_opt_suggest(const struct pmd_option *table, const char *name);
 /* Describe the type and range of @opt for help and error text ("size 2M..64G"). */
 void pmd_opt_describe(const struct pmd_option *opt, char *buf, size_t len);
 
+/* printf into @err (one line for the user) and return -EINVAL: for the error paths. */
+int pmd_errf(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 static inline bool pmd_opt_bool(const void *base, const struct pmd_option *opt)
 {
 	return *(const bool *)((const char *)base + opt->offset);
