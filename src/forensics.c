@@ -121,7 +121,7 @@ void pmd_reconcile(const struct pmd_run *run, struct pmd_reconcile *r)
 	static const char *const pgalloc[] = { "pgalloc_dma", "pgalloc_dma32", "pgalloc_normal",
 					       "pgalloc_movable", "pgalloc_high", NULL };
 	unsigned i;
-	int64_t d;
+	int64_t d = 0;
 
 	memset(r, 0, sizeof(*r));
 	for (i = 0; i < run->nsinst; i++) {
@@ -139,10 +139,14 @@ void pmd_reconcile(const struct pmd_run *run, struct pmd_reconcile *r)
 	 * Every huge fault that won allocated 512 pages and mapped them; every
 	 * other fault allocated about one. What the allocator handed out
 	 * beyond that, in huge-page units, was allocated, cleared and thrown
-	 * away by the losers of the PMD install race (system-wide: an estimate).
+	 * away by the losers of the PMD install race (system-wide: an estimate,
+	 * close when the storm runs alone; partners that fork or copy add to it).
 	 */
+	d = 0;
+	pmd_vmstat_delta(&run->vm_before, &run->vm_after, "thp_collapse_alloc", &d);
 	if (r->thp_fault_alloc > 0) {
-		int64_t beyond = r->pgalloc - 512 * r->thp_fault_alloc - r->pgfault;
+		/* khugepaged/MADV_COLLAPSE allocate huge pages too: not the race's */
+		int64_t beyond = r->pgalloc - 512 * (r->thp_fault_alloc + (d > 0 ? d : 0)) - r->pgfault;
 
 		r->contested_huge = beyond > 0 ? beyond / 512 : 0;
 	}
