@@ -7,7 +7,7 @@
  *   bare fault SIZE_MB ROUNDS thp|4k [shared]   one store per 4 KiB page of a fresh mapping
  *   bare mt THREADS SIZE_MB ROUNDS thp|4k       each thread its own slice, at once
  *   bare fork POP_MB SECONDS thp|4k             fork + _exit + wait, parent populated
- *   bare exec POP_MB SECONDS thp|4k             fork + execve(self, "child") + wait
+ *   bare exec POP_MB SECONDS thp|4k [PROG ARG]  fork + execve(PROG ARG, default: self child) + wait
  *   bare child                                  what exec runs: exit 0 at once
  */
 #define _GNU_SOURCE
@@ -143,7 +143,8 @@ static int mt_mode(int threads, size_t mb, int rounds, int thp)
 	return 0;
 }
 
-static int fork_mode(size_t mb, double secs, int thp, int do_exec, const char *self)
+static int fork_mode(size_t mb, double secs, int thp, int do_exec, const char *prog,
+		     const char *arg)
 {
 	size_t len = mb << 20;
 	char *p = map(len, thp, 0);
@@ -159,7 +160,7 @@ static int fork_mode(size_t mb, double secs, int thp, int do_exec, const char *s
 
 		if (pid == 0) {
 			if (do_exec)
-				execl(self, self, "child", (char *)NULL);
+				execl(prog, prog, arg, (char *)NULL);
 			_exit(0);
 		}
 		if (pid < 0) {
@@ -186,7 +187,8 @@ int main(int argc, char **argv)
 			       !strcmp(argv[5], "thp"));
 	if (argc >= 5 && (!strcmp(argv[1], "fork") || !strcmp(argv[1], "exec")))
 		return fork_mode(strtoul(argv[2], NULL, 10), atof(argv[3]), !strcmp(argv[4], "thp"),
-				 !strcmp(argv[1], "exec"), argv[0]);
+				 !strcmp(argv[1], "exec"), argc >= 7 ? argv[5] : argv[0],
+				 argc >= 7 ? argv[6] : "child");
 	fprintf(stderr, "usage: see the comment at the top of bench/bare.c\n");
 	return 2;
 }
