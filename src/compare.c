@@ -316,7 +316,7 @@ static int take_stressor(struct cmp *c, unsigned fi, const struct pmd_jctx *x, c
 			return pmd_jerr(x, where, "out of memory");
 	}
 	json_object_foreach(ctrs, key, v) {
-		enum cmp_better b;
+		enum cmp_better b = CMP_NONE; /* set by parse_better() when it returns 0 */
 		json_t *ps;
 
 		snprintf(w, sizeof(w), "%s.counters.%s", where, key);
@@ -330,7 +330,7 @@ static int take_stressor(struct cmp *c, unsigned fi, const struct pmd_jctx *x, c
 			return pmd_jerr(x, where, "out of memory");
 	}
 	json_object_foreach(lats, key, v) {
-		enum cmp_better b;
+		enum cmp_better b = CMP_NONE; /* set by parse_better() when it returns 0 */
 		json_t *count, *f[3];
 
 		snprintf(w, sizeof(w), "%s.latency.%s", where, key);
@@ -417,7 +417,8 @@ static int load_file(struct cmp *c, unsigned fi)
 	if (rounds && !pmd_jis(&x, rounds, "rounds", PMD_J_ARRAY))
 		return -EINVAL;
 	f->nrounds = rounds ? (unsigned)json_array_size(rounds) : 0;
-	f->samples = calloc(f->nrounds + 1, sizeof(*f->samples));
+	/* an array of json_t pointers: sizeof a pointer is meant */
+	f->samples = calloc(f->nrounds + 1, sizeof(*f->samples)); /* NOLINT(bugprone-sizeof-expression) */
 	if (!f->samples)
 		return pmd_jerr(&x, NULL, "out of memory");
 	for (i = 0; i < f->nrounds; i++) {

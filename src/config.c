@@ -164,7 +164,7 @@ static const char *suggest_stressor(const char *name)
 	unsigned i;
 
 	memset(names, 0, sizeof(names));
-	for (i = 0; pmd_stressors[i] && i < PMD_MAX_STRESSORS; i++)
+	for (i = 0; i < PMD_MAX_STRESSORS && pmd_stressors[i]; i++)
 		names[i].name = pmd_stressors[i]->name;
 	return pmd_opt_suggest(names, name);
 }
@@ -263,8 +263,15 @@ static int on_key(void *user, const char *section, const char *name, const char 
 					       "[global] or a stressor's section)",
 			    x->origin, line, name);
 	slot = section_slot(section);
-	if (slot < 0) /* already reported by on_section */
-		return -EINVAL;
+	/*
+	 * on_section() refused an unknown name and stopped the reader; reaching
+	 * here means inih saw a header the line reader did not (the fuzzer found
+	 * one, a UTF-8 BOM): still say what is wrong.
+	 */
+	if (slot < 0) {
+		snprintf(where, sizeof(where), "%s:%d: ", x->origin, line);
+		return unknown_stressor(section, where, x->err, x->errlen);
+	}
 	if (slot == PMD_MAX_STRESSORS) {
 		table = pmd_global_options;
 		base = x->cfg;
@@ -342,7 +349,8 @@ static int read_file(const char *path, char **out, char *err, size_t errlen)
 	while (buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
 		len += n;
 		if (len + 1 == cap) {
-			char *nb = cap > (1u << 20) ? NULL : realloc(buf, cap * 2);
+			/* the buffer is full at 1 MiB: refuse, do not grow to 2 MiB first */
+			char *nb = cap >= (1u << 20) ? NULL : realloc(buf, cap * 2);
 
 			if (!nb) {
 				free(buf);
@@ -388,7 +396,7 @@ int pmd_config_load_scenario(struct pmd_config *cfg, const char *name_or_path, c
 			unsigned i;
 
 			memset(names, 0, sizeof(names));
-			for (i = 0; pmd_scenarios[i].name && i < 63; i++)
+			for (i = 0; i < 63 && pmd_scenarios[i].name; i++)
 				names[i].name = pmd_scenarios[i].name;
 			s = pmd_opt_suggest(names, name_or_path);
 			return pmd_errf(err, errlen,
@@ -620,7 +628,7 @@ static int resolve_workers(struct pmd_config *cfg, char *err, size_t errlen)
 	 * Without a 'rest' stressor every share must fit.
 	 */
 	if (nrest && fixed + nrest > total) {
-		uint64_t keep = total / 2 > nrest ? total / 2 : nrest, budget = total - keep;
+		uint64_t keep = total / 2 > nrest ? total / 2 : nrest, budget;
 
 		if (keep > total)
 			keep = total;

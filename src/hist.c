@@ -103,8 +103,8 @@ void pmd_hist_merge(struct pmd_hist *dst, const struct pmd_hist *src)
 
 	if (!n || !src->buckets)
 		return;
-	/* walk only the bucket pages the source has written */
-	for (i = 0; i < PMD_HIST_BUCKETS; i++) {
+	/* walk only the bucket pages the source has written (none: @dst got no memory) */
+	for (i = 0; dst->buckets && i < PMD_HIST_BUCKETS; i++) {
 		uint64_t b;
 
 		if (!(touched & (1ull << (i / PMD_HIST_PAGE_BUCKETS)))) {
@@ -129,6 +129,8 @@ uint64_t pmd_hist_quantile(const struct pmd_hist *h, double q)
 	uint64_t total = 0, seen = 0, rank;
 	unsigned i;
 
+	if (!h->buckets) /* its memory could not be mapped (said when it happened) */
+		return 0;
 	for (i = 0; i < PMD_HIST_BUCKETS; i++)
 		total += rd(&h->buckets[i]);
 	if (!total)

@@ -96,8 +96,13 @@ static int on_pair(void *user, const char *section, const char *name, const char
 int pmd_ini_parse(const char *text, const char *origin, const struct pmd_ini_handlers *h,
 		  void *user, char *err, size_t errlen)
 {
+	/*
+	 * A UTF-8 byte order mark (editors on other systems write one): skip it
+	 * here, or the first "[section]" would reach inih but not check_line().
+	 */
+	const char *start = strncmp(text, "\xef\xbb\xbf", 3) ? text : text + 3;
 	struct reader r = {
-		.pos = text, .origin = origin, .h = h, .user = user, .err = err, .errlen = errlen,
+		.pos = start, .origin = origin, .h = h, .user = user, .err = err, .errlen = errlen,
 	};
 	int rc = ini_parse_stream(read_line, &r, on_pair, &r);
 

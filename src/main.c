@@ -21,7 +21,17 @@ static void help(void)
 
 static int usage_error(const char *msg)
 {
-	fprintf(stderr, "pmdstress: %s\n", msg);
+	const unsigned char *p;
+
+	/* one line, whatever the offending value held: control bytes are shown as \xNN */
+	fputs("pmdstress: ", stderr);
+	for (p = (const unsigned char *)msg; *p; p++) {
+		if (*p < 0x20 || *p == 0x7f)
+			fprintf(stderr, "\\x%02x", *p);
+		else
+			fputc(*p, stderr);
+	}
+	fputc('\n', stderr);
 	return 2;
 }
 

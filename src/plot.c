@@ -358,12 +358,12 @@ static int latency_charts(struct plot *p)
 			return -EINVAL;
 		json_array_foreach(arr, i, e) {
 			char w[64];
-			json_t *name, *st;
+			json_t *name;
 
 			snprintf(w, sizeof(w), "stressors[%zu]", i);
 			if (!pmd_jis(&x, e, w, PMD_J_OBJECT) ||
 			    !(name = pmd_jget(&x, e, w, "name", PMD_J_STRING)) ||
-			    !(st = pmd_jget(&x, e, w, "status", PMD_J_STRING)))
+			    !pmd_jget(&x, e, w, "status", PMD_J_STRING))
 				return -EINVAL;
 			for (k = 0; k < nseen && strcmp(seen[k], json_string_value(name)); k++)
 				;

@@ -20,8 +20,14 @@
  * save the other's values and "restore" them. The first save takes an
  * exclusive flock on a lock file, held until the process is gone (the
  * kernel drops it even after SIGKILL); a second process gets -EBUSY.
+ *
+ * SIGKILL (the OOM killer, kill -9) gives no way out to restore from: the
+ * first save also starts a guardian process that does it then
+ * (src/restore_guard.c).
  */
 #include "restore.h"
+
+#include "restore_guard.h"
 
 #include <pmdstress/stressor.h>
 
@@ -146,9 +152,12 @@ static int take_settings_lock(void)
 	}
 	/* for whoever finds it held: who holds it (best effort) */
 	n = snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
-	if (!ftruncate(fd, 0) && pwrite(fd, pid, (size_t)n, 0) != n)
-		n = 0;
+	if (!ftruncate(fd, 0) && pwrite(fd, pid, (size_t)n, 0) != n) {
+		/* not written: the lock holds all the same */
+	}
 	rs.lock_fd = fd;
+	/* it keeps the lock too: released when the settings are back, however we end */
+	pmd_guard_start(fd);
 	return 0;
 }
 
@@ -222,6 +231,8 @@ int pmd_restore_save(const char *path)
 		e->len = strlen(e->value);
 		/* release: a restorer that sees n + 1 sees the whole entry */
 		__atomic_store_n(&rs.n, n + 1, __ATOMIC_RELEASE);
+		/* before the first write: a SIGKILL from here on is the guardian's to mend */
+		pmd_guard_saved(e->path, e->value, e->len);
 	}
 	pthread_mutex_unlock(&rs.lock);
 	return err;
@@ -292,6 +303,7 @@ unsigned pmd_restore_all(void)
 		say(n == 1 ? " kernel setting" : " kernel settings");
 		say(" to the values before the run\n");
 	}
+	pmd_guard_done();
 	errno = saved_errno;
 	return failed;
 }

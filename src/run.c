@@ -184,6 +184,9 @@ void pmd_worker_error(struct pmd_worker *w, int err, const char *fmt, ...)
 	n = strlen(ev.text);
 	if (err)
 		snprintf(ev.text + n, sizeof(ev.text) - n, ": %s", strerror(err < 0 ? -err : err));
+	/* a limit ran out (RLIMIT_NPROC, pids.max, RLIMIT_AS, memory), nothing broke */
+	if (err == -EAGAIN || err == -ENOMEM || err == EAGAIN || err == ENOMEM)
+		__atomic_fetch_add(&w->si->run->resource_errors, 1, __ATOMIC_RELAXED);
 	pmd_event_post(w->si->run, &ev);
 }
 
@@ -269,7 +272,14 @@ static void *worker_main(void *arg)
 	__atomic_store_n(&w->stats->state, PMD_WS_RUNNING, __ATOMIC_RELAXED);
 	while (!__atomic_load_n(&run->go, __ATOMIC_ACQUIRE))
 		futex_wait(&run->go, 0, 1000000000ull);
-	if (!si->skipped && si->st->run && !__atomic_load_n(&run->stop, __ATOMIC_ACQUIRE)) {
+	/*
+	 * Run even if the run was stopped already (a signal that was pending at
+	 * the start): every stressor sees the stop at its first check, and one
+	 * whose workers meet at a gate needs all of them there, or those that
+	 * came wait for the rest for good. Only go == 2 (a setup refused the
+	 * run; there is no state to run on) sends a worker home at once.
+	 */
+	if (!si->skipped && si->st->run && __atomic_load_n(&run->go, __ATOMIC_ACQUIRE) == 1) {
 		rc = si->st->run(w);
 		if (rc)
 			pmd_worker_error(w, rc, "%s worker %u stopped", si->st->name, w->index);
@@ -473,8 +483,14 @@ static bool join_workers(struct pmd_run *run, const sigset_t *set)
 				break;
 			(void)t;
 			sig = wait_signal(set, 0);
-			if (sig && sig != SIGUSR1)
+			/* second only if a first one stopped the run; else the round was ending */
+			if (sig && sig != SIGUSR1 && run->stop_signal)
 				on_second_signal(run, sig);
+			if (sig && sig != SIGUSR1) {
+				run->stop_signal = sig; /* no next bench round */
+				snprintf(run->stop_reason, sizeof(run->stop_reason), "%s",
+					 strsignal(sig));
+			}
 			if (pmd_now_ns() > deadline && run->aborting)
 				return false;
 			if (pmd_now_ns() > deadline) {
@@ -500,7 +516,7 @@ static bool join_workers(struct pmd_run *run, const sigset_t *set)
 
 static void merge_totals(struct pmd_run *run)
 {
-	unsigned i, j, k;
+	unsigned i, j, k, nomem = 0;
 
 	for (i = 0; i < run->nsinst; i++) {
 		struct pmd_sinst *si = &run->sinst[i];
@@ -508,8 +524,11 @@ static void merge_totals(struct pmd_run *run)
 		const struct pmd_metric *m;
 
 		for (k = 0, m = si->st->metrics; m && m->name; m++, k++)
-			if (m->kind == PMD_METRIC_LATENCY)
-				pmd_hist_init(&t->hist[k]);
+			if (m->kind == PMD_METRIC_LATENCY && pmd_hist_init(&t->hist[k]) &&
+			    !nomem++)
+				fprintf(stderr, "pmdstress: no memory for the %s latency histogram "
+						"(RLIMIT_AS?): its percentiles read 0\n",
+					m->name);
 		if (si->skipped)
 			continue;
 		for (j = 0; j < si->nworkers; j++) {
@@ -552,6 +571,17 @@ static void decide_verdict(struct pmd_run *run)
 		run->exit_code = 4;
 		run->status = "hang";
 		snprintf(run->verdict, sizeof(run->verdict), "hang");
+	} else if (run->ev_count[PMD_EV_ERROR] &&
+		   run->ev_count[PMD_EV_ERROR] == __atomic_load_n(&run->resource_errors,
+								   __ATOMIC_RELAXED)) {
+		/* every error was a limit running out: not a result for this kernel */
+		run->exit_code = 125;
+		run->status = "resources";
+		snprintf(run->verdict, sizeof(run->verdict),
+			 "out of resources: %llu stressor error%s, each EAGAIN or ENOMEM (a limit "
+			 "such as RLIMIT_NPROC, pids.max or RLIMIT_AS, or memory)",
+			 (unsigned long long)run->ev_count[PMD_EV_ERROR],
+			 run->ev_count[PMD_EV_ERROR] == 1 ? "" : "s");
 	} else if (run->ev_count[PMD_EV_ERROR]) {
 		run->exit_code = 5;
 		run->status = "internal";
@@ -601,7 +631,7 @@ static int setup_instances(struct pmd_run *run)
  * cannot work (e.g. too small an arena for the workers asked for): a usage
  * error for the whole run. Any other failure skips that stressor.
  */
-static int call_setups(struct pmd_run *run)
+static int call_setups(struct pmd_run *run, unsigned *nset)
 {
 	unsigned i;
 
@@ -609,6 +639,7 @@ static int call_setups(struct pmd_run *run)
 		struct pmd_sinst *si = &run->sinst[i];
 		int rc;
 
+		*nset = i + 1; /* its teardown is due even if it is refused */
 		if (si->skipped || !si->st->setup)
 			continue;
 		si->why[0] = '\0';
@@ -672,7 +703,7 @@ static void round_cleanup(struct pmd_run *run)
 {
 	unsigned i, k;
 
-	for (i = 0; i < run->nworkers; i++)
+	for (i = 0; run->wstats && i < run->nworkers; i++)
 		for (k = 0; k < PMD_MAX_METRICS; k++)
 			pmd_hist_free(&run->wstats[i].hist[k]);
 	if (run->wstats)
@@ -704,6 +735,7 @@ static int run_round(struct pmd_run *run, const sigset_t *set, unsigned index)
 {
 	const struct pmd_config *cfg = run->cfg;
 	char why[64] = "";
+	unsigned i, nset = 0;
 	bool joined;
 	int rc;
 
@@ -731,12 +763,20 @@ static int run_round(struct pmd_run *run, const sigset_t *set, unsigned index)
 		run->start_ns = pmd_now_ns();
 	}
 	spawn_workers(run);
-	rc = call_setups(run);
+	rc = call_setups(run, &nset);
 	if (rc) {
-		/* the workers wait at the start: release them into a stopped run */
+		/* the workers wait at the start: send them home without running (go 2) */
 		request_stop(run);
-		release_workers(run);
+		__atomic_store_n(&run->go, 2, __ATOMIC_RELEASE);
+		futex_wake_all(&run->go);
 		join_workers(run, set);
+		/* and undo the setups that ran, the refused one too (the contract's rule) */
+		for (i = 0; i < nset; i++) {
+			struct pmd_sinst *si = &run->sinst[i];
+
+			if ((!si->skipped || run->setup_failed[i]) && si->st->teardown)
+				si->st->teardown(si);
+		}
 		return rc;
 	}
 	if (index == 0) {
@@ -769,17 +809,40 @@ static int run_round(struct pmd_run *run, const sigset_t *set, unsigned index)
 	return joined ? 0 : -1;
 }
 
+/* Everything the run holds; after an early failure too. */
+static void run_free(struct pmd_run *run)
+{
+	pmd_jsonl_close(run);
+	round_cleanup(run);
+	pmd_bench_free(run);
+	pmd_monitor_close(run);
+	pmd_numa_fini(&run->numa);
+	pmd_fatal_watch(NULL);
+	free(run->mon.klog);
+	free(run->mon.hang_dump);
+	free(run);
+}
+
 int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 {
-	struct pmd_run *run = calloc(1, sizeof(*run));
+	struct pmd_run *run;
 	char err[PMD_ERRLEN];
 	unsigned i, nrounds;
+	int rc = 0, werr = 0, kerr = 0;
 	sigset_t set;
-	int rc = 0;
 
+	/*
+	 * First of all: a SIGINT, SIGTERM or SIGHUP from here on waits for the
+	 * main loop, which ends the run with a report, instead of killing us
+	 * half way through start-up with a kernel setting changed. Threads
+	 * made later inherit the mask.
+	 */
+	block_signals(&set);
+	run = calloc(1, sizeof(*run));
 	if (!run)
 		return 5;
 	run->cfg = cfg;
+	run->mon.kmsg_fd = -1;
 	run->pagemap_fd = run->kpageflags_fd = -1;
 	run->thp_share_end = -1;
 	run->main_thread = pthread_self();
@@ -787,26 +850,33 @@ int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 	pmd_events_init(run);
 	pmd_sysinfo_read(&run->sys);
 	pmd_numa_init(&run->numa);
-	if (pmd_numa_placement(&run->numa, cfg))
-		return fail_run(run, 5, "--cpu-nodes %s: cannot resolve the placement",
-				cfg->cpu_nodes);
+	if (pmd_numa_placement(&run->numa, cfg)) {
+		rc = fail_run(run, 5, "--cpu-nodes %s: cannot resolve the placement",
+			      cfg->cpu_nodes);
+		goto out;
+	}
 	pmd_restore_install(); /* before anything changes a kernel setting */
 	pmd_fatal_install();
 	rc = pmd_numa_balancing_apply(&run->numa, cfg->numa_balancing);
-	if (rc)
-		return fail_run(run, 125, "--numa-balancing: cannot set %s: %s%s",
+	if (rc) {
+		rc = fail_run(run, 125, "--numa-balancing: cannot set %s: %s%s",
 				PMD_NUMA_BALANCING_PATH, strerror(-rc),
 				rc == -EBUSY	? " (another pmdstress run is changing kernel "
 						  "settings; run one at a time)"
 				: rc == -ENOENT ? " (kernel without CONFIG_NUMA_BALANCING)"
 				: rc == -EACCES || rc == -EPERM ? " (needs root)"
 								: "");
-	if (pmd_inject_parse(cfg->inject, &run->inject, err, sizeof(err)))
-		return fail_run(run, 2, "%s", err);
-	block_signals(&set);
+		goto out;
+	}
+	if (pmd_inject_parse(cfg->inject, &run->inject, err, sizeof(err))) {
+		rc = fail_run(run, 2, "%s", err);
+		goto out;
+	}
 	rc = pmd_jsonl_open(run, cfg->jsonl);
-	if (rc)
-		return fail_run(run, 2, "--jsonl: cannot write '%s': %s", cfg->jsonl, strerror(-rc));
+	if (rc) {
+		rc = fail_run(run, 2, "--jsonl: cannot write '%s': %s", cfg->jsonl, strerror(-rc));
+		goto out;
+	}
 	/* bench mode: a warm-up round, reported apart, then the measured ones */
 	nrounds = cfg->rounds ? (unsigned)cfg->rounds + (cfg->warmup ? 1 : 0) : 1;
 	for (i = 0; i < nrounds; i++) {
@@ -814,7 +884,7 @@ int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 			round_cleanup(run);
 		rc = run_round(run, &set, i);
 		if (rc > 0)
-			return rc;
+			goto out;
 		if (cfg->rounds)
 			pmd_bench_round_done(run, i, cfg->warmup && i == 0);
 		if (rc < 0 || run->stop_signal || run->aborting)
@@ -829,22 +899,24 @@ int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 	decide_verdict(run);
 	if (!cfg->quiet)
 		pmd_report_text(stdout, run);
-	if (cfg->json[0] && pmd_report_json(cfg->json, run, argc, argv))
-		fprintf(stderr, "pmdstress: cannot write the JSON report to %s\n", cfg->json);
-	if (cfg->ktap[0] && pmd_report_ktap(cfg->ktap, run))
-		fprintf(stderr, "pmdstress: cannot write the KTAP results to %s\n", cfg->ktap);
+	if (cfg->json[0] && (werr = pmd_report_json(cfg->json, run, argc, argv)))
+		fprintf(stderr, "pmdstress: cannot write the JSON report to %s: %s\n", cfg->json,
+			strerror(werr < 0 ? -werr : EIO));
+	if (cfg->ktap[0] && (kerr = pmd_report_ktap(cfg->ktap, run)))
+		fprintf(stderr, "pmdstress: cannot write the KTAP results to %s: %s\n", cfg->ktap,
+			strerror(kerr < 0 ? -kerr : EIO));
+	/* a clean run whose report is missing is not clean to whoever reads the report */
+	if ((werr || kerr) && !run->exit_code) {
+		run->exit_code = 5;
+		snprintf(run->verdict, sizeof(run->verdict), "clean, but a report asked for is "
+							     "missing");
+	}
 	fflush(stdout);
 	fprintf(stderr, "pmdstress: %s (exit %d)\n", run->verdict, run->exit_code);
 	if (rc < 0) /* a worker is stuck in the kernel: do not wait for it */
 		_exit(run->exit_code);
 	rc = run->exit_code;
-	round_cleanup(run);
-	pmd_bench_free(run);
-	pmd_monitor_close(run);
-	pmd_numa_fini(&run->numa);
-	pmd_fatal_watch(NULL);
-	free(run->mon.klog);
-	free(run->mon.hang_dump);
-	free(run);
+out:
+	run_free(run);
 	return rc;
 }

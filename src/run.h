@@ -67,6 +67,7 @@ struct pmd_run {
 	struct cds_wfcq_head ev_head;
 	struct cds_wfcq_tail ev_tail;
 	uint64_t ev_count[PMD_EV_KIND_COUNT];
+	uint64_t resource_errors; /* atomic: errors that were EAGAIN or ENOMEM (a limit) */
 	uint64_t class_count[PMD_CLASS_COUNT];
 	uint64_t ev_posted; /* atomic: posted so far (the live line reads it) */
 	struct pmd_event kept[PMD_EVENTS_KEPT];

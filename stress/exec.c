@@ -67,6 +67,7 @@ enum {
 	M_OPS,
 	M_POPULATED,
 	M_POPULATED_THP,
+	M_EAGAIN,
 	L_FORK,
 	L_EXEC,
 	L_TOTAL,
@@ -78,6 +79,9 @@ static const struct pmd_metric exec_metrics[] = {
 			  "chunks filled before the clock started (populate)", PMD_BETTER_NONE },
 	[M_POPULATED_THP] = { "populated_thp", PMD_METRIC_COUNT,
 			      "of those, chunks that came out PMD-mapped", PMD_BETTER_NONE },
+	[M_EAGAIN] = { "eagain", PMD_METRIC_COUNT,
+		       "fork() refused for lack of resources: backed off and retried",
+		       PMD_BETTER_NONE },
 	[L_FORK] = { "fork", PMD_METRIC_LATENCY, "the fork() call: copying the page tables" },
 	[L_EXEC] = { "exec", PMD_METRIC_LATENCY,
 		     "fork() returned to the child's old image gone (close-on-exec pipe at EOF)" },
@@ -90,6 +94,7 @@ struct exec_priv {
 	const struct exec_opts *o;
 	char path[PATH_MAX];
 	char *argv[3]; /* built before any fork: the child only calls execve */
+	pid_t parent;  /* the run's pid: a child whose parent is gone exits */
 };
 
 /* The program a child runs: this binary for "self", else the path as given. */
@@ -111,8 +116,13 @@ static int resolve(const struct exec_opts *o, char *path, size_t len)
 static const char *exec_supported(struct pmd_sinst *si)
 {
 	char path[PATH_MAX];
-	int rc = resolve(si->opts, path, sizeof(path));
+	const struct exec_opts *o = si->opts;
+	int rc;
 
+	/* a program the user named is checked by setup: a mistake there is exit 2 */
+	if (strcmp(o->program, "self"))
+		return NULL;
+	rc = resolve(si->opts, path, sizeof(path));
 	if (!rc)
 		return NULL;
 	snprintf(si->why, sizeof(si->why), "cannot execute '%.80s': %s (set --exec-program)",
@@ -131,11 +141,15 @@ static int exec_setup(struct pmd_sinst *si)
 	si->priv = ep;
 	ep->o = o;
 	rc = resolve(o, ep->path, sizeof(ep->path));
-	if (rc)
-		return rc;
+	if (rc) {
+		snprintf(si->why, sizeof(si->why), "--exec-program: cannot execute '%.80s': %s",
+			 o->program, strerror(-rc));
+		return -EINVAL;
+	}
 	ep->argv[0] = ep->path;
 	ep->argv[1] = strcmp(o->program, "self") ? NULL : (char *)"--exec-child";
 	ep->argv[2] = NULL;
+	ep->parent = getpid();
 	if (o->populate && si->nworkers) {
 		unsigned thp, n = pmd_fork_populate(si, &thp);
 
@@ -158,9 +172,11 @@ static void __attribute__((noreturn)) exec_child(const struct exec_priv *ep, int
 	int e;
 	ssize_t n;
 
+	pmd_fork_child_init(ep->parent);
 	/* the workers block the run's signals; the program gets the default mask */
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
+	setpgid(0, 0); /* a Ctrl-C to pmdstress's group stops the run, not the program */
 	execve(ep->path, ep->argv, environ);
 	e = errno;
 	n = write(wfd, &e, sizeof(e));
@@ -208,6 +224,8 @@ static int exec_once(struct pmd_worker *w, const struct exec_priv *ep)
 	call_rcu_after_fork_parent();
 	if (pid < 0) {
 		close(pfd[0]);
+		if (pmd_fork_backoff(w, err, M_EAGAIN))
+			return 0;
 		pmd_worker_error(w, -err, "exec: fork() failed");
 		return -err;
 	}

@@ -58,6 +58,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -111,6 +112,7 @@ enum {
 	M_BAD_SLOTS,
 	M_POPULATED,
 	M_POPULATED_THP,
+	M_EAGAIN,
 	L_FORK,
 	L_REAP,
 	L_COW_WRITE,
@@ -131,6 +133,9 @@ static const struct pmd_metric fork_metrics[] = {
 			  "chunks filled before the clock started (populate)", PMD_BETTER_NONE },
 	[M_POPULATED_THP] = { "populated_thp", PMD_METRIC_COUNT,
 			      "of those, chunks that came out PMD-mapped", PMD_BETTER_NONE },
+	[M_EAGAIN] = { "eagain", PMD_METRIC_COUNT,
+		       "fork() refused for lack of resources: backed off and retried",
+		       PMD_BETTER_NONE },
 	/* not a bench column: divided by the COW faults this stressor counts, it would mislead */
 	[L_FORK] = { "fork", PMD_METRIC_LATENCY, "the fork() call: copying the page tables" },
 	[L_REAP] = { "reap", PMD_METRIC_LATENCY, "fork() called to child reaped" },
@@ -216,6 +221,22 @@ static int reap(pid_t pid, int *status)
 		if (errno != EINTR)
 			return -errno;
 	return 0;
+}
+
+void pmd_fork_child_init(pid_t parent)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	if (getppid() != parent)
+		_exit(0);
+}
+
+bool pmd_fork_backoff(struct pmd_worker *w, int err, unsigned eagain_metric)
+{
+	if (err != EAGAIN)
+		return false;
+	pmd_count(w, eagain_metric, 1);
+	pmd_sleep(w, 10000000ull); /* 10 ms: a process may exit and free its slot */
+	return true;
 }
 
 int pmd_fork_wait(struct pmd_worker *w, pid_t pid, int *status)
@@ -767,7 +788,7 @@ static int fork_once(struct pmd_worker *w, struct fork_priv *fp, struct fork_wor
 	uint64_t t0, t1, t2;
 	unsigned i;
 	int status = 0, rc, err;
-	pid_t pid;
+	pid_t pid, self;
 
 	if (fp->o->chunks && fp->check) {
 		freeze(w, fp, fw);
@@ -777,17 +798,22 @@ static int fork_once(struct pmd_worker *w, struct fork_priv *fp, struct fork_wor
 			leak_make(w, fp, fw);
 	}
 	memset(fw->res, 0, sizeof(*fw->res));
+	self = getpid();
 	call_rcu_before_fork();
 	t0 = pmd_now_ns();
 	pid = fork();
 	err = errno;
-	if (pid == 0)
+	if (pid == 0) {
+		pmd_fork_child_init(self);
 		child_main(fw, w->si->arena->tag_key, w->si->cfg->verify);
+	}
 	t1 = pmd_now_ns();
 	call_rcu_after_fork_parent();
 	if (pid < 0) {
-		pmd_worker_error(w, -err, "fork: fork() failed");
 		thaw(w, fp, fw);
+		if (pmd_fork_backoff(w, err, M_EAGAIN))
+			return 0;
+		pmd_worker_error(w, -err, "fork: fork() failed");
 		return -err;
 	}
 	pmd_latency(w, L_FORK, t1 - t0);

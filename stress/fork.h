@@ -28,6 +28,19 @@
  */
 int pmd_fork_wait(struct pmd_worker *w, pid_t pid, int *status);
 
+/*
+ * First thing in a child: die with the parent (a SIGKILLed run leaves no
+ * child checking on), even if the parent died before this ran.
+ */
+void pmd_fork_child_init(pid_t parent);
+
+/*
+ * fork() failed with @err: EAGAIN (RLIMIT_NPROC, pids.max, memory) is a
+ * limit of this machine, not a failure of the run: count it, back off and
+ * try again (true). Anything else ends the worker (false).
+ */
+bool pmd_fork_backoff(struct pmd_worker *w, int err, unsigned eagain_metric);
+
 /* Wait until @fd is readable or hung up (1), or the run stops (0); -errno on failure. */
 int pmd_fork_wait_fd(struct pmd_worker *w, int fd);
 

@@ -3,7 +3,8 @@
 # timeout: 900
 """ThreadSanitizer: build pmdstress with clang -fsanitize=thread, prove TSan
 reports a deliberate race here, then run the race scenario in every THP mode
-and with --inject, and fail on any report from pmdstress's own code."""
+and with --inject, each partner's scenario and the fork, exec and AIM9
+storms, and fail on any report from pmdstress's own code."""
 import os
 import re
 import shutil
@@ -56,6 +57,15 @@ runs = [
     ["--threads", "8", "--duration", "3s", "--shared"],
     ["--threads", "70", "--duration", "3s", "--fault-group", "32"],
     ["--threads", "8", "--duration", "2s", "--inject", "stale:2:5:1"],
+    # the partners at their own scenarios' rates, and the fork/exec storms (COW checks)
+    ["--config", "zap", "--threads", "8", "--duration", "2s"],
+    ["--config", "split", "--threads", "8", "--duration", "2s"],
+    ["--config", "toggle", "--threads", "8", "--duration", "2s"],
+    ["--config", "collapse", "--threads", "8", "--duration", "2s"],
+    ["--config", "procwalk", "--threads", "8", "--duration", "2s"],
+    ["--config", "fork", "--threads", "8", "--duration", "2s"],
+    ["--config", "exec", "--threads", "8", "--duration", "2s"],
+    ["--config", "aim9", "--threads", "8", "--duration", "2s"],
 ]
 for args in runs:
     r = sh([binary] + args + ["--progress", "off"], timeout=300)

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The restore service's last line: a small process that outlives pmdstress
+ * and puts the saved kernel settings back if pmdstress died without doing
+ * it (SIGKILL, the OOM killer). Used by src/restore.c only.
+ */
+#ifndef PMD_RESTORE_GUARD_H
+#define PMD_RESTORE_GUARD_H
+
+#include <stddef.h>
+
+/*
+ * Start the guardian, once per process; it keeps @keep_fd (the settings
+ * lock) open until it is done. Returns 0 or -errno (a warning is printed:
+ * the run goes on without it).
+ */
+int pmd_guard_start(int keep_fd);
+/* Hand the guardian one saved value (before the setting is first written). */
+void pmd_guard_saved(const char *path, const char *value, size_t len);
+/* Everything was put back: let the guardian go, and reap it. Async-signal-safe. */
+void pmd_guard_done(void);
+
+#endif

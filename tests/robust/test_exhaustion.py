@@ -1,0 +1,223 @@
+#!/usr/bin/env python3
+# labels: robust
+# timeout: 600
+"""Running out of things, each made real by a limit the test sets: threads
+(a pids cgroup, RLIMIT_NPROC, --threads 100000), address space (RLIMIT_AS),
+fork() (EAGAIN under a pids cgroup, with the fork and exec stressors) and
+memory (a memory cgroup smaller than the arena, and one that OOM-kills the
+run). Each must be said clearly on stderr, and the run must adapt (fewer
+workers, said loudly) or stop with exit 2/125 - never crash, hang, leave a
+process behind or leave a THP setting changed (the settings guardian puts
+them back even after the OOM killer's SIGKILL)."""
+import ctypes
+import json
+import os
+import pwd
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "partners2"))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from pmdtest import PMDSTRESS, check, done, is_root  # noqa: E402
+from cgroup import Cgroup  # noqa: E402
+import thpsnap  # noqa: E402
+
+libc = ctypes.CDLL(None, use_errno=True)
+check(libc.prctl(36, 1, 0, 0, 0) == 0, "the test is a child subreaper (PR_SET_CHILD_SUBREAPER)")
+tmp = tempfile.mkdtemp(prefix="pmd-exhaust-")
+QUIET = ["--progress", "off", "--quiet"]
+FATAL = ("Segmentation fault", "fatal SIG", "AddressSanitizer", "core dumped")
+
+
+def orphans():
+    me, out = os.getpid(), []
+    for d in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{d}/stat") as f:
+                st = f.read()
+        except OSError:
+            continue
+        rest = st[st.rindex(")") + 2:].split()
+        if int(rest[1]) == me:
+            out.append((int(d), rest[0]))
+    return out
+
+
+def left_behind(grace=3.0):
+    """Wait for the run's orphans to end; reap them; return those still running."""
+    end = time.monotonic() + grace
+    while time.monotonic() < end and [o for o in orphans() if o[1] != "Z"]:
+        time.sleep(0.05)
+    alive = [o for o in orphans() if o[1] != "Z"]
+    for pid, _ in alive:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+    while True:
+        try:
+            if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                break
+        except ChildProcessError:
+            break
+    return alive
+
+
+def run(args, prefix=(), timeout=180, preexec=None, json_report=True):
+    path = os.path.join(tmp, "r.json")
+    if os.path.exists(path):
+        os.unlink(path)
+    cmd = list(prefix) + [PMDSTRESS] + QUIET + list(args) + (["--json", path] if json_report else [])
+    t0 = time.monotonic()
+    p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout,
+                       preexec_fn=preexec)
+    doc = None
+    if os.path.exists(path):
+        with open(path) as f:
+            doc = json.load(f)
+    return p.returncode, p.stdout, p.stderr, doc, time.monotonic() - t0
+
+
+def no_crash(what, rc, err):
+    check(rc >= 0 and not any(x in err for x in FATAL),
+          f"{what}: no crash (rc {rc}){'' if rc >= 0 else chr(10) + err[-2000:]}")
+
+
+def clean_exit(what, rc, err, allowed):
+    check(rc in allowed, f"{what}: exit {rc} (allowed {sorted(allowed)}): {err.strip()[-400:]!r}")
+    check(not left_behind(), f"{what}: no process left behind")
+
+
+# ---- threads ------------------------------------------------------------------------------
+pids = Cgroup("pids")
+if pids.path:
+    pids.set_limit(300)
+    rc, out, err, doc, dt = run(["--threads", "100000", "--duration", "1s"],
+                                preexec=pids.preexec, timeout=300)
+    no_crash("--threads 100000 under pids.max 300", rc, err)
+    m = re.search(r"only (\d+) of 100000 worker threads could be created", err)
+    check(m and int(m.group(1)) < 300, f"--threads 100000: said loudly how many were made ({err.strip()[:300]!r})")
+    clean_exit("--threads 100000 under pids.max 300", rc, err, {0})
+    if doc:
+        ran = sum(s["workers"] for s in doc["stressors"] if s["status"] == "ran")
+        check(0 < ran < 300, f"--threads 100000: the report counts the {ran} workers that ran")
+        check(all(s["status"] == "ran" or s.get("reason") for s in doc["stressors"]),
+              "every stressor left without a worker says why")
+    check(pids.wait_empty(), "the pids cgroup is empty afterwards")
+else:
+    print("# SKIP no pids cgroup can be made here: the --threads 100000 case needs one")
+
+# RLIMIT_NPROC does not bind root: run as nobody when root, else as ourselves
+if is_root():
+    nobody = pwd.getpwnam("nobody")
+    users = sum(1 for d in filter(str.isdigit, os.listdir("/proc"))
+                if os.path.exists(f"/proc/{d}") and os.stat(f"/proc/{d}").st_uid == nobody.pw_uid)
+    prefix = ["setpriv", f"--reuid={nobody.pw_uid}", f"--regid={nobody.pw_gid}", "--clear-groups",
+              "prlimit", f"--nproc={users + 20}"]
+else:
+    users = sum(1 for d in filter(str.isdigit, os.listdir("/proc"))
+                if os.path.exists(f"/proc/{d}") and os.stat(f"/proc/{d}").st_uid == os.getuid())
+    prefix = ["prlimit", f"--nproc={users + 20}"]
+if shutil.which("prlimit") and (not is_root() or shutil.which("setpriv")):
+    rc, out, err, doc, dt = run(["--threads", "64", "--duration", "1s", "--size", "16M"],
+                                prefix=prefix, json_report=False)
+    no_crash("RLIMIT_NPROC", rc, err)
+    check(re.search(r"only \d+ of 64 worker threads could be created", err),
+          f"RLIMIT_NPROC: fewer threads, said loudly ({err.strip()[:300]!r})")
+    clean_exit("RLIMIT_NPROC", rc, err, {0})
+
+# ---- address space --------------------------------------------------------------------------
+rc, out, err, doc, dt = run(["--size", "256M", "--duration", "1s"],
+                            prefix=["prlimit", f"--as={200 << 20}"], json_report=False)
+check(rc == 2 and "larger than RLIMIT_AS" in err and "256M" in err,
+      f"an arena above RLIMIT_AS: refused at config time, exit 2 ({err.strip()!r})")
+# just above the arena: the mapping, a thread stack or a histogram fails somewhere
+seen = set()
+for extra in (8, 16, 24, 28, 32, 40, 56, 80):
+    rc, out, err, doc, dt = run(["--size", "64M", "--threads", "16", "--duration", "700ms"],
+                                prefix=["prlimit", f"--as={(64 + extra) << 20}"], json_report=False)
+    no_crash(f"RLIMIT_AS = arena + {extra}M", rc, err)
+    check(rc in (0, 125), f"RLIMIT_AS = arena + {extra}M: exit {rc} ({err.strip()[-300:]!r})")
+    if rc == 125:
+        check(re.search(r"cannot (map|allocate)|out of resources", err),
+              f"RLIMIT_AS = arena + {extra}M: says what could not be had ({err.strip()!r})")
+    seen.add(rc)
+    check(not left_behind(), f"RLIMIT_AS = arena + {extra}M: no process left behind")
+print(f"# RLIMIT_AS sweep exits: {sorted(seen)}")
+
+# ---- fork() returning EAGAIN ------------------------------------------------------------------
+if pids.path:
+    pids.set_limit(12)
+    rc, out, err, doc, dt = run(["--stressors", "fault,fork,exec", "--threads", "8",
+                                 "--fork-workers", "2", "--exec-workers", "2", "--duration", "2s",
+                                 "--size", "16M"], preexec=pids.preexec)
+    no_crash("fork() under pids.max 12", rc, err)
+    check(dt < 60, f"fork() under pids.max 12: ended in {dt:.1f}s")
+    texts = [e["text"] for e in (doc or {}).get("events", {}).get("kept", [])]
+    eagain = [t for t in texts if "fork() failed: Resource temporarily unavailable" in t]
+    # a limit ran out, nothing broke: 125 (cannot run here), never 5 (internal error)
+    check(rc in (0, 125) and doc, f"fork() under pids.max 12: exit {rc} with a report")
+    check(rc != 125 or (eagain and doc["verdict"]["status"] == "resources"),
+          f"fork() under pids.max 12: the report says fork() failed with EAGAIN and calls it "
+          f"out of resources ({texts[:3]}, {(doc or {}).get('verdict')})")
+    # the workers back off and retry: the fork storm goes on at the rate the limit allows
+    check(rc == 0, f"fork() EAGAIN: the fork and exec workers retry instead of stopping "
+          f"(exit {rc})")
+    if doc and rc == 0:
+        st = {x["name"]: x for x in doc["stressors"]}
+        refused = sum(st[n]["counters"]["eagain"]["total"] for n in ("fork", "exec") if n in st)
+        check(refused > 0 and st["fork"]["ops"] > 0,
+              f"fork() EAGAIN counted ({refused}) and forks still done ({st['fork']['ops']})")
+    check(not left_behind(), "fork() under pids.max 12: no process left behind")
+    check(pids.wait_empty(), "the pids cgroup is empty afterwards")
+    pids.remove()
+
+# ---- memory cgroup -----------------------------------------------------------------------------
+mem = Cgroup("memory")
+if not mem.path:
+    print("# SKIP no memory cgroup can be made here")
+else:
+    mem.set_limit(64 << 20)
+    rc, out, err, doc, dt = run(["--size", "128M", "--duration", "1s"], preexec=mem.preexec,
+                                json_report=False)
+    check(rc == 2 and "128M" in err and "64M" in err and mem.limit_file() in err,
+          f"an arena above the cgroup's limit: refused, exit 2, naming both and the file "
+          f"({err.strip()!r})")
+    check(not left_behind() and mem.wait_empty(), "refused: nothing left in the cgroup")
+
+    # an arena that fits the limit, but not with the rest of the tool: the OOM killer
+    # comes; with the sysfs stressor changing THP settings (root) the guardian must
+    # put them back after the SIGKILL
+    sysfs = is_root() and os.access(f"{thpsnap.THP}/enabled", os.W_OK)
+    mem.set_limit(48 << 20)
+    args = ["--size", "46M", "--threads", "6", "--duration", "6s", "--fault-chunks", "0",
+            "--stressors", "fault,fork" + (",sysfs" if sysfs else "")]
+    if sysfs:
+        args += ["--sysfs-values", "keep-thp", "--sysfs-rate", "200"]
+    with thpsnap.Guard() if sysfs else thpsnap.Lock() as _:
+        before = thpsnap.read()
+        kills0 = mem.oom_kills()
+        rc, out, err, doc, dt = run(args, preexec=mem.preexec, json_report=False, timeout=120)
+        time.sleep(0.5)
+        alive = left_behind(5.0)
+        check(mem.wait_empty(10.0), "after the run: nothing left in the memory cgroup")
+        after = thpsnap.read()
+    killed = rc == -signal.SIGKILL
+    print(f"# memory cgroup 48M, arena 46M: exit {rc}, OOM kills {mem.oom_kills() - kills0}")
+    check(rc in (0, 2, 125) or killed, f"arena near the cgroup's limit: exit {rc} "
+          f"({err.strip()[-400:]!r})")
+    check(not alive, f"arena near the cgroup's limit: no process left behind ({alive})")
+    check(after == before, f"THP settings as before the run, OOM kill or not "
+          f"({thpsnap.diff(before, after) or 'same'})")
+    if killed and sysfs:
+        check("pmdstress guardian:" in err and "put back" in err,
+              f"the guardian said it put the settings back ({err.strip()[-300:]!r})")
+    mem.remove()
+
+shutil.rmtree(tmp, ignore_errors=True)
+done()
