@@ -19,7 +19,11 @@
  * them all at once. Every worker's first store goes to the same page, so
  * their page-table installs collide, then they fan out in their own orders
  * (forward, backward, or a random odd stride), writing their stamp into
- * their own slot of every page.
+ * their own slot of every page. With --fault-passes P they sweep P times,
+ * each pass into another slot of theirs: the later passes fault nothing and
+ * go through the translations the first one cached, which is where a store
+ * lands when the kernel replaced the PMD (migration entry, zap) and skipped
+ * the TLB flush: a lost write or a write into a freed page.
  *
  * How to tell it fired: "collisions" counts rounds in which two or more
  * workers' touch windows overlapped in time (the race was really run, not
@@ -50,6 +54,7 @@ struct fault_opts {
 	unsigned latency;
 	unsigned zap;
 	uint64_t spin;
+	uint64_t passes;
 	uint64_t delay_ns;
 };
 
@@ -77,6 +82,10 @@ static const struct pmd_option fault_options[] = {
 	  "chunks and munmap+MAP_FIXED otherwise" },
 	{ "spin", PMD_OPT_UINT, O(spin), "0", 0, 1000000000, NULL,
 	  "gate busy-wait iterations before sleeping (0: by CPU count)" },
+	{ "passes", PMD_OPT_UINT, O(passes), "1", 1, PMD_PAGE_SLOTS - 1, NULL,
+	  "stores per page per worker and round, each into a slot of its own: passes after "
+	  "the first rewrite pages the worker has mapped already (no fault, a cached "
+	  "translation: what a stale TLB entry after a missed flush would take)" },
 	{ "delay", PMD_OPT_DURATION, O(delay_ns), "0", 0, 1000000, NULL,
 	  "test only: busy-wait this long after every page's store (the sensitivity bench)",
 	  PMD_OPTF_HIDDEN },
@@ -342,7 +351,7 @@ static void start_round(struct fault_group *g, struct pmd_worker *w, const struc
 		if (c->nslots)
 			verify_chunk(w, c, false);
 		zap_chunk(w, c, o);
-		c->nslots = g->n;
+		c->nslots = g->n * (uint32_t)o->passes;
 		c->domain = PMD_STAMP_DOMAIN_RUN;
 		if (inject_due(w, g)) {
 			char *addr = pmd_chunk_enter(c);
@@ -420,42 +429,53 @@ static inline void page_delay(uint64_t ns)
 		;
 }
 
+/*
+ * One worker's stores into a fresh chunk: the contested first store, then
+ * every other page in its order; with --fault-passes P, P-1 more sweeps in
+ * the same order, pass k into slot @slot + k * @stride. Those later stores
+ * fault nothing: they go through the translations the first pass left in
+ * the TLB, which is where a write lands after the kernel changed the PMD
+ * under it (migration, zap) without a flush.
+ */
 static void touch_chunk(struct pmd_worker *w, struct pmd_chunk *c, char *addr, unsigned slot,
-			unsigned first, unsigned order, const struct fault_opts *o)
+			unsigned stride, unsigned first, unsigned order, const struct fault_opts *o)
 {
 	const uint64_t key = w->si->arena->tag_key;
 	const uint32_t gen = __atomic_load_n(&c->gen, __ATOMIC_RELAXED);
 	const uint32_t lbase = c->index * (uint32_t)PMD_CHUNK_PAGES;
 	const bool stamped = w->si->cfg->verify, per_page = o->latency == LAT_PAGE;
-	unsigned k, p = first, stride = 1;
+	unsigned k, pass, p = first, step = 1;
 	uint64_t t0, t1;
 
 	if (order == ORDER_BACKWARD)
-		stride = PMD_CHUNK_PAGES - 1;
+		step = PMD_CHUNK_PAGES - 1;
 	else if (order == ORDER_RANDOM)
-		stride = (unsigned)(pmd_rand_below(w, PMD_CHUNK_PAGES / 2) * 2 + 1);
+		step = (unsigned)(pmd_rand_below(w, PMD_CHUNK_PAGES / 2) * 2 + 1);
 	/* the contested store: every worker's first write hits the same page */
 	t0 = pmd_now_ns();
 	pmd_store(pmd_page_slot(addr, p, slot), page_value(key, stamped, lbase + p, gen, slot));
 	t1 = pmd_now_ns();
 	pmd_latency(w, M_FIRST_TOUCH, t1 - t0);
-	for (k = 1; k < PMD_CHUNK_PAGES; k++) {
-		/* an odd stride modulo 512 visits every page once */
-		p = (p + stride) % PMD_CHUNK_PAGES;
-		if (per_page) {
-			uint64_t a = pmd_now_ns();
+	for (pass = 0; pass < o->passes; pass++, slot += stride) {
+		/* the first pass's first page is stored already */
+		for (k = !pass; k < PMD_CHUNK_PAGES; k++) {
+			/* an odd step modulo 512 visits every page once */
+			p = (p + step) % PMD_CHUNK_PAGES;
+			if (per_page) {
+				uint64_t a = pmd_now_ns();
 
-			pmd_store(pmd_page_slot(addr, p, slot),
-				  page_value(key, stamped, lbase + p, gen, slot));
-			pmd_latency(w, M_PAGE, pmd_now_ns() - a);
-		} else {
-			pmd_store(pmd_page_slot(addr, p, slot),
-				  page_value(key, stamped, lbase + p, gen, slot));
+				pmd_store(pmd_page_slot(addr, p, slot),
+					  page_value(key, stamped, lbase + p, gen, slot));
+				pmd_latency(w, M_PAGE, pmd_now_ns() - a);
+			} else {
+				pmd_store(pmd_page_slot(addr, p, slot),
+					  page_value(key, stamped, lbase + p, gen, slot));
+			}
+			page_delay(o->delay_ns);
 		}
-		page_delay(o->delay_ns);
 	}
 	pmd_latency(w, M_WINDOW, pmd_now_ns() - t0);
-	pmd_count(w, M_OPS, PMD_CHUNK_PAGES);
+	pmd_count(w, M_OPS, PMD_CHUNK_PAGES * o->passes);
 }
 
 static void touch_round(struct fault_group *g, struct pmd_worker *w, const struct fault_opts *o)
@@ -470,12 +490,15 @@ static void touch_round(struct fault_group *g, struct pmd_worker *w, const struc
 		char *addr = pmd_chunk_enter(c);
 
 		if (!addr) {
+			unsigned pass;
+
 			/* retired under us: the verifier must expect zeros here */
-			pmd_mask_set(c->skipped, slot);
+			for (pass = 0; pass < o->passes; pass++)
+				pmd_mask_set(c->skipped, slot + pass * g->n);
 			pmd_count(w, M_SKIPPED, 1);
 			continue;
 		}
-		touch_chunk(w, c, addr, slot, g->first_page, order, o);
+		touch_chunk(w, c, addr, slot, g->n, g->first_page, order, o);
 		pmd_chunk_exit(c);
 		/* per chunk, so a long sweep shows up in the live line as it goes */
 		pmd_count_faults(w, minflt() - f0);
@@ -518,6 +541,16 @@ static int fault_setup(struct pmd_sinst *si)
 			 "%u; raise --size or --fault-group",
 			 ngroups, (unsigned long long)o->group,
 			 (unsigned long long)(o->chunks ? o->chunks : 1), si->arena->nchunks);
+		return -EINVAL;
+	}
+	if (ngroups && ((si->nworkers + ngroups - 1) / ngroups) * o->passes > PMD_PAGE_SLOTS) {
+		free(fp);
+		snprintf(si->why, sizeof(si->why),
+			 "--fault-passes %llu with groups of up to %u workers needs %llu slots per "
+			 "page, a page has %zu; lower --fault-passes or --fault-group",
+			 (unsigned long long)o->passes, (si->nworkers + ngroups - 1) / ngroups,
+			 (unsigned long long)((si->nworkers + ngroups - 1) / ngroups) * o->passes,
+			 PMD_PAGE_SLOTS);
 		return -EINVAL;
 	}
 	if (!fp)

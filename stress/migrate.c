@@ -15,14 +15,20 @@
  * the copy raced a store). Small pages go through the same dance with PTE
  * migration entries.
  *
- * Five ways in: move_pages(2) of a random set of a chunk's pages, and of a
+ * Six ways in: move_pages(2) of a random set of a chunk's pages, and of a
  * whole chunk (the huge page moves as one); mbind(2) with MPOL_MF_MOVE of a
  * chunk's range (migrate_pages() via queue_pages_pmd(), the VMA split by the
  * new policy, then the arena's policy put back); migrate_pages(2) of the
- * whole process; and a chunk claimed while idle, moved whole and verified
- * at once. Migration never changes what a page holds, so only the last one
- * takes ownership; the rest aim at chunks a fault round is writing (the
- * interesting target) and at any other chunk.
+ * whole process; a chunk claimed while idle, moved whole and verified at
+ * once; and (heads, off by default) one move_pages of the first page of
+ * every chunk, which turns all the arena's huge PMDs into migration entries
+ * together for the whole batch copy: the widest window for a fork or a zap
+ * to meet one (a fork that copied a writable PMD migration entry restores a
+ * writable, exclusive huge page in both processes: "kernel BUG at
+ * mm/rmap.c" with DEBUG_VM, a COW leak without). Migration never changes
+ * what a page holds, so only the held kind takes ownership; the rest aim at
+ * chunks a fault round is writing (the interesting target) and at any other
+ * chunk.
  *
  * How to tell it fired: thp_migration_success (huge pages moved whole),
  * thp_migration_split / thp_migration_fail, pgmigrate_success in the vmstat
@@ -44,7 +50,7 @@
 #define NODEMASK_BITS 1024u /* get_mempolicy wants room for every possible node */
 #define LONG_BITS (8 * sizeof(unsigned long))
 
-enum { KIND_PAGES, KIND_CHUNK, KIND_MBIND, KIND_PROCESS, KIND_HELD, KIND_COUNT };
+enum { KIND_PAGES, KIND_CHUNK, KIND_MBIND, KIND_PROCESS, KIND_HELD, KIND_HEADS, KIND_COUNT };
 
 struct migrate_opts {
 	uint64_t rate;
@@ -68,6 +74,10 @@ static const struct pmd_option migrate_options[] = {
 	  "weight of migrate_pages of the whole process to one node" },
 	{ "held", PMD_OPT_UINT, O(weight[KIND_HELD]), "8", 0, 1000, NULL,
 	  "weight of claiming an idle chunk, moving it whole and verifying it at once" },
+	{ "heads", PMD_OPT_UINT, O(weight[KIND_HEADS]), "0", 0, 1000, NULL,
+	  "weight of one move_pages of the first page of every chunk: the huge pages move "
+	  "whole, and are all PMD migration entries at once while the batch is copied "
+	  "(counted as chunks)" },
 	{ "set", PMD_OPT_UINT, O(set), "32", 1, 512, NULL,
 	  "pages in one random set (pages = N)" },
 	{ "race", PMD_OPT_UINT, O(race), "75", 0, 100, NULL,
@@ -98,7 +108,10 @@ static const struct pmd_metric migrate_metrics[] = {
 	[M_OPS] = { "ops", PMD_METRIC_COUNT, "migration calls of every kind" },
 	[M_PAGES] = { "pages", PMD_METRIC_COUNT, "move_pages calls on a random page set",
 		      PMD_BETTER_NONE },
-	[M_CHUNKS] = { "chunks", PMD_METRIC_COUNT, "move_pages calls on a whole chunk",
+	/* heads calls count here too: the metric table is full (PMD_MAX_METRICS) */
+	[M_CHUNKS] = { "chunks", PMD_METRIC_COUNT,
+		       "move_pages calls on whole chunks (all 512 pages of one, or the first "
+		       "page of every one: heads)",
 		       PMD_BETTER_NONE },
 	[M_MBINDS] = { "mbinds", PMD_METRIC_COUNT, "mbind MPOL_MF_MOVE calls on a chunk",
 		       PMD_BETTER_NONE },
@@ -122,7 +135,8 @@ static const struct pmd_metric migrate_metrics[] = {
 	[M_ERRORS] = { "errors", PMD_METRIC_COUNT, "calls that failed as a whole (ENOMEM, ...)",
 		       PMD_BETTER_NONE },
 	[L_PAGES] = { "move_pages", PMD_METRIC_LATENCY, "move_pages of a random page set" },
-	[L_CHUNK] = { "move_chunk", PMD_METRIC_LATENCY, "move_pages of a whole chunk" },
+	[L_CHUNK] = { "move_chunk", PMD_METRIC_LATENCY,
+		      "move_pages of a whole chunk, or of every chunk's first page (heads)" },
 	[L_MBIND] = { "mbind_move", PMD_METRIC_LATENCY, "mbind MPOL_MF_MOVE of a chunk's range" },
 	[L_PROCESS] = { "migrate_pages", PMD_METRIC_LATENCY, "migrate_pages of the process" },
 	{ NULL },
@@ -140,6 +154,7 @@ struct migrate_worker {
 	void *pages[PMD_CHUNK_PAGES];
 	int nodes[PMD_CHUNK_PAGES];
 	int status[PMD_CHUNK_PAGES];
+	struct pmd_chunk *heads[PMD_CHUNK_PAGES]; /* whose first page pages[i] is (heads) */
 	unsigned process_turn;
 };
 
@@ -381,6 +396,53 @@ static void migrate_process(struct pmd_worker *w, struct migrate_priv *mp,
 		pmd_count(w, M_REFUSED, (uint64_t)rc); /* pages it could not move */
 }
 
+/*
+ * One move_pages of the first page of up to 512 chunks, from a random one
+ * on: each huge page moves whole, and migrate_pages_batch() unmaps every
+ * folio of a batch before it copies the first, so the arena's huge PMDs
+ * are PMD migration entries all at once, for as long as the whole batch
+ * takes to copy. That is the state fork's copy_huge_pmd(), a zap or a
+ * fault meets only in a short window when one huge page moves alone.
+ */
+static void move_heads(struct pmd_worker *w, struct migrate_priv *mp, struct migrate_worker *mw)
+{
+	struct pmd_arena *a = w->si->arena;
+	unsigned start = (unsigned)pmd_rand_below(w, a->nchunks), n = 0, i;
+	int target, rc;
+	uint64_t t0;
+
+	for (i = 0; i < a->nchunks && n < PMD_CHUNK_PAGES; i++) {
+		struct pmd_chunk *c = &a->chunks[(start + i) % a->nchunks];
+		char *addr = chunk_addr(c);
+
+		if (!addr)
+			continue;
+		mw->heads[n] = c;
+		mw->pages[n++] = addr;
+	}
+	if (!n)
+		return;
+	target = next_node(w, mp, node_of(mw, n));
+	for (i = 0; i < n; i++) {
+		mw->nodes[i] = target;
+		if (pmd_chunk_state(mw->heads[i]) == PMD_CHUNK_ROUND)
+			pmd_count(w, M_RACED, 1);
+	}
+	t0 = pmd_now_ns();
+	rc = (int)move_pages(0, n, mw->pages, mw->nodes, mw->status, MPOL_MF_MOVE);
+	pmd_latency(w, L_CHUNK, pmd_now_ns() - t0);
+	for (i = 0; i < n; i++)
+		pmd_chunk_log(mw->heads[i], t0, PMD_OP_MIGRATE, w->id, (uint32_t)target);
+	pmd_count(w, M_OPS, 1);
+	pmd_count(w, M_CHUNKS, 1);
+	if (rc < 0) {
+		call_failed(w, errno, "move_pages of every chunk's first page", target);
+		return;
+	}
+	count_refused(w, mw, n);
+	count_placement(w, mw, n, target);
+}
+
 /* Claim an idle chunk, move it whole, and check right away that it holds what it held. */
 static bool move_held(struct pmd_worker *w, struct migrate_priv *mp, struct migrate_worker *mw)
 {
@@ -416,6 +478,10 @@ static void migrate_once(struct pmd_worker *w, struct migrate_priv *mp, struct m
 
 	if (kind == KIND_PROCESS) {
 		migrate_process(w, mp, mw);
+		return;
+	}
+	if (kind == KIND_HEADS) {
+		move_heads(w, mp, mw);
 		return;
 	}
 	if (kind == KIND_HELD) {

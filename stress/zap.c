@@ -18,8 +18,9 @@
  *     writing right now, inside pmd_chunk_disturb_begin/end, so that
  *     round's verifier accepts zero (never anything else) in any slot;
  *     MADV_COLD / MADV_PAGEOUT change no contents and just hit round chunks;
- *   - holding: claim an idle chunk, operate, record what each page must now
- *     hold, verify the whole chunk at once, release. After MADV_DONTNEED
+ *   - holding: claim an idle chunk, verify it (which also leaves its
+ *     translations in this CPU's TLB), operate, record what each page must
+ *     now hold, verify the whole chunk at once, release. After MADV_DONTNEED
  *     the pages must read zero (MAP_PRIVATE; on MAP_SHARED the shmem pages
  *     survive the zap and must read as before), after MADV_FREE they may
  *     read zero or their data, after MADV_COLD / MADV_PAGEOUT their data
@@ -406,6 +407,29 @@ static void verify_held(struct pmd_worker *w, struct pmd_chunk *c)
 	pmd_chunk_exit(c);
 }
 
+/*
+ * Before the op: what the chunk holds must be right, or the op would get
+ * the blame for it (a bad chunk is reported here and left alone). Reading
+ * every page also leaves this CPU's TLB holding the chunk's translations,
+ * so a zap that frees the pages but skips its TLB flush (zap_huge_pmd()
+ * without tlb_remove_pmd_tlb_entry()) shows in verify_held() right after
+ * it: the old stamps read back where zeros must be (NONZERO_AFTER_ZAP).
+ */
+static bool verify_before(struct pmd_worker *w, struct pmd_chunk *c)
+{
+	unsigned bad;
+	char *addr;
+
+	if (!w->si->cfg->verify)
+		return true;
+	addr = pmd_chunk_enter(c);
+	if (!addr)
+		return false;
+	bad = pmd_verify_pages(w, c, addr, 0, PMD_CHUNK_PAGES);
+	pmd_chunk_exit(c);
+	return !bad;
+}
+
 static void hold_op(struct pmd_worker *w, unsigned k, struct zrange r)
 {
 	struct pmd_arena *a = w->si->arena;
@@ -416,6 +440,10 @@ static void hold_op(struct pmd_worker *w, unsigned k, struct zrange r)
 
 	if (!c)
 		return;
+	if (!verify_before(w, c)) {
+		pmd_chunk_release(c, PMD_CHUNK_IDLE);
+		return;
+	}
 	/* ours now: it cannot move */
 	addr = (char *)__atomic_load_n(&c->addr, __ATOMIC_ACQUIRE);
 	if (k == K_REMAP) {
