@@ -531,11 +531,8 @@ static const char *migrate_supported(struct pmd_sinst *si)
 
 	for (k = 0; k < KIND_COUNT; k++)
 		sum += o->weight[k];
-	if (!sum) {
-		snprintf(si->why, sizeof(si->why), "every weight is 0 (pages, chunk, mbind, "
-						   "process, held): nothing to do");
-		return si->why;
-	}
+	if (!sum)
+		return NULL; /* the user's mistake, wherever it runs: setup refuses it (exit 2) */
 	err = mems_allowed(nodes, 64, &n);
 	if (err == -ENOSYS) {
 		snprintf(si->why, sizeof(si->why), "kernel without NUMA (get_mempolicy: ENOSYS)");
@@ -563,15 +560,24 @@ static const char *migrate_supported(struct pmd_sinst *si)
 static int migrate_setup(struct pmd_sinst *si)
 {
 	const struct migrate_opts *o = si->opts;
-	struct migrate_priv *mp = calloc(1, sizeof(*mp));
+	struct migrate_priv *mp;
+	uint64_t sum = 0;
 	unsigned k;
 	int err;
 
+	for (k = 0; k < KIND_COUNT; k++)
+		sum += o->weight[k];
+	if (!sum) {
+		snprintf(si->why, sizeof(si->why), "every weight is 0 (set --migrate-pages, "
+						   "--migrate-chunk, --migrate-mbind, --migrate-process, "
+						   "--migrate-held or --migrate-heads above 0)");
+		return -EINVAL;
+	}
+	mp = calloc(1, sizeof(*mp));
 	if (!mp)
 		return -ENOMEM;
 	mp->o = o;
-	for (k = 0; k < KIND_COUNT; k++)
-		mp->weight_sum += o->weight[k];
+	mp->weight_sum = sum;
 	err = mems_allowed(mp->nodes, 64, &mp->nnodes);
 	if (err || mp->nnodes < 2) {
 		free(mp);

@@ -606,11 +606,8 @@ static const char *procwalk_supported(struct pmd_sinst *si)
 
 	for (k = 0; k < K_COUNT; k++)
 		asked += o->kind[k];
-	if (!asked) {
-		snprintf(si->why, sizeof(si->why),
-			 "nothing to read: smaps, smaps-rollup, pagemap and numa-maps are all off");
-		return si->why;
-	}
+	if (!asked)
+		return NULL; /* the user's mistake: setup refuses it (exit 2) */
 	if (!usable_kinds(o, kinds)) {
 		snprintf(si->why, sizeof(si->why),
 			 "none of the /proc files asked for can be read here (is /proc mounted?)");
@@ -622,8 +619,17 @@ static const char *procwalk_supported(struct pmd_sinst *si)
 static int procwalk_setup(struct pmd_sinst *si)
 {
 	const struct procwalk_opts *o = si->opts;
-	struct procwalk_priv *pp = calloc(1, sizeof(*pp));
+	struct procwalk_priv *pp;
+	unsigned k, asked = 0;
 
+	for (k = 0; k < K_COUNT; k++)
+		asked += o->kind[k];
+	if (!asked) {
+		snprintf(si->why, sizeof(si->why),
+			 "nothing to read: smaps, smaps-rollup, pagemap and numa-maps are all off");
+		return -EINVAL;
+	}
+	pp = calloc(1, sizeof(*pp));
 	if (!pp)
 		return -ENOMEM;
 	pp->o = o;

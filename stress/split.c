@@ -545,22 +545,18 @@ static int split_run(struct pmd_worker *w)
 	return 0;
 }
 
-static const char *split_supported(struct pmd_sinst *si)
-{
-	const struct split_opts *o = si->opts;
-
-	if (!o->weight[K_MPROTECT] && !o->weight[K_MUNMAP] && !o->weight[K_MREMAP])
-		return "every op weight is 0 (set --split-mprotect, --split-munmap or "
-		       "--split-mremap above 0)";
-	return NULL;
-}
-
 static int split_setup(struct pmd_sinst *si)
 {
 	const struct split_opts *o = si->opts;
 	struct split_priv *sp = calloc(1, sizeof(*sp));
 	unsigned n = si->arena->nspare ? si->arena->nspare : 1;
 
+	if (!o->weight[K_MPROTECT] && !o->weight[K_MUNMAP] && !o->weight[K_MREMAP]) {
+		free(sp);
+		snprintf(si->why, sizeof(si->why), "every op weight is 0 (set --split-mprotect, "
+						   "--split-munmap or --split-mremap above 0)");
+		return -EINVAL;
+	}
 	if (!sp)
 		return -ENOMEM;
 	sp->away = calloc(n, sizeof(*sp->away));
@@ -610,7 +606,6 @@ const struct pmd_stressor pmd_stressor_split = {
 	.opts_size = sizeof(struct split_opts),
 	.metrics = split_metrics,
 	.workers = "1",
-	.supported = split_supported,
 	.setup = split_setup,
 	.run = split_run,
 	.verify = split_verify,

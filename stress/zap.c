@@ -211,11 +211,9 @@ static const char *zap_supported(struct pmd_sinst *si)
 			n += (size_t)snprintf(si->why + n, sizeof(si->why) - n, "%s%s: %s",
 					      n ? ", " : "", kinds[k].name, strerror(-rc));
 	}
-	if (any)
+	/* nothing asked for at all is the user's mistake: setup says so (exit 2) */
+	if (any || !n)
 		return NULL;
-	if (!n)
-		snprintf(si->why, sizeof(si->why), "every op weight is 0 (set --zap-dontneed, "
-						   "--zap-free, ... above 0)");
 	return si->why;
 }
 
@@ -223,8 +221,17 @@ static int zap_setup(struct pmd_sinst *si)
 {
 	const struct zap_opts *o = si->opts;
 	struct zap_priv *zp = calloc(1, sizeof(*zp));
+	uint64_t asked = 0;
 	unsigned k;
 
+	for (k = 0; k < K_COUNT; k++)
+		asked += o->weight[k];
+	if (!asked) {
+		free(zp);
+		snprintf(si->why, sizeof(si->why), "every op weight is 0 (set --zap-dontneed, "
+						   "--zap-free, ... above 0)");
+		return -EINVAL;
+	}
 	if (!zp)
 		return -ENOMEM;
 	for (k = 0; k < K_COUNT; k++) {

@@ -55,11 +55,10 @@ r = run(base + ["--stressors", "exec", "--exec-populate"])
 exec_checks(r, "exec with a populated parent")
 check(r.counter("exec", "populated") == 8, f"all 8 chunks populated: {r.counter('exec', 'populated')}")
 
-# cannot run here: a skip with the reason, never a pass
-r = run(base + ["--stressors", "exec", "--exec-program", "/nonexistent/prog"])
-e = r.stressor("exec")
-check(r.rc == 125 and e["status"] == "skipped" and "/nonexistent/prog" in e["reason"] and
-      "No such file" in e["reason"], f"a missing program: skipped with the reason\n{r.show()}")
+# a program the user named that cannot run is the user's mistake: exit 2 naming it
+r = run(base + ["--stressors", "exec", "--exec-program", "/nonexistent/prog"], json_report=False)
+check(r.rc == 2 and "--exec-program: cannot execute '/nonexistent/prog': No such file" in r.err,
+      f"a missing program: a usage error naming it\n{r.show()}")
 # a program that fails is an error of the run, said with its status
 false = shutil.which("false") or "/bin/false"
 r = run(base + ["--stressors", "exec", "--exec-program", false])

@@ -86,10 +86,10 @@ if ev:
 check(r.counter("split", "mremap") == r.counter("split", "moved_home") >= 2,
       "both chunks moved away and came home at the end")
 
-r = run(base + ["--split-mprotect", "0", "--split-munmap", "0", "--split-mremap", "0"])
-s = r.stressor("split")
-check(r.rc == 0 and s["status"] == "skipped" and "weight" in s["reason"],
-      f"all weights 0: split skipped with a reason: {s}")
+r = run(base + ["--split-mprotect", "0", "--split-munmap", "0", "--split-mremap", "0"],
+        json_report=False)
+check(r.rc == 2 and "split: every op weight is 0" in r.err,
+      f"all weights 0: a usage error naming it (rc {r.rc}, {r.err.strip()!r})")
 
 for bad, what in [(["--split-pages", "512"], "512"), (["--split-away", "5x"], "5x"),
                   (["--split-mremap", "1000"], "1000")]:

@@ -69,11 +69,10 @@ z = r.stressor("zap")
 check(r.counter("zap", "sub") == z["ops"] > 0 and r.counter("zap", "raced") > 0,
       f"whole 0: only subranges ({r.counter('zap', 'sub')} of {z['ops']}), raced {r.counter('zap', 'raced')}")
 
-# nothing it may run: skipped with the reason, never passed
-r = run(base + ["--zap-" + k + "=0" for k in KINDS])
-z = r.stressor("zap")
-check(r.rc == 0 and z["status"] == "skipped" and "weight" in z["reason"],
-      f"all weights 0: zap skipped with a reason: {z}")
+# nothing asked for at all is the user's mistake: exit 2 naming it
+r = run(base + ["--zap-" + k + "=0" for k in KINDS], json_report=False)
+check(r.rc == 2 and "zap: every op weight is 0" in r.err,
+      f"all weights 0: a usage error naming it (rc {r.rc}, {r.err.strip()!r})")
 r = run(base + ["--shared"] + ["--zap-" + k + "=0" for k in KINDS if k != "free"])
 z = r.stressor("zap")
 check(r.rc == 0 and z["status"] == "skipped" and "MADV_FREE" in z["reason"],
