@@ -23,6 +23,12 @@ int pmd_hist_init(struct pmd_hist *h)
 		return -errno;
 	/* never let khugepaged or THP=always turn a few touched pages into 2 MiB */
 	madvise(p, buckets_bytes(), MADV_NOHUGEPAGE);
+	/*
+	 * and no child of the fork and exec stressors inherits it: no child
+	 * records a latency, and a page fork() does not share is no
+	 * copy-on-write fault for the parent's next record after every fork
+	 */
+	madvise(p, buckets_bytes(), MADV_DONTFORK);
 	h->buckets = p;
 	return 0;
 }

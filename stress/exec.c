@@ -215,7 +215,7 @@ static int exec_once(struct pmd_worker *w, const struct exec_priv *ep)
 		return err;
 	}
 	t0 = pmd_now_ns();
-	pid = fork();
+	pid = pmd_fork();
 	err = errno;
 	if (pid == 0)
 		exec_child(ep, pfd[1]);

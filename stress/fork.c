@@ -801,7 +801,7 @@ static int fork_once(struct pmd_worker *w, struct fork_priv *fp, struct fork_wor
 	self = getpid();
 	call_rcu_before_fork();
 	t0 = pmd_now_ns();
-	pid = fork();
+	pid = pmd_fork();
 	err = errno;
 	if (pid == 0) {
 		pmd_fork_child_init(self);

@@ -12,6 +12,14 @@
  * _exit() or execve(): call_rcu_after_fork_child() is not called in them on
  * purpose, since once call_rcu() has been used it allocates and starts a
  * thread, which a child of a multi-threaded process must not do.
+ *
+ * Since the children need no more than an async-signal-safe process, both
+ * fork with pmd_fork(): glibc's _Fork() where it has one (2.34), which
+ * skips what fork() does for a child of a threaded process that will use
+ * malloc and stdio (taking and resetting every malloc arena's and stdio
+ * stream's lock, the atfork handlers). Those lock words are written on
+ * both sides of every fork, each a copy-on-write fault: a cost of the
+ * tool's own, not of the kernel's fork that the figures are about.
  */
 #ifndef PMDSTRESS_STRESS_FORK_H
 #define PMDSTRESS_STRESS_FORK_H
@@ -19,6 +27,20 @@
 #include <pmdstress/stressor.h>
 
 #include <sys/types.h>
+#include <unistd.h>
+
+static inline pid_t pmd_fork(void)
+{
+#if defined(__GLIBC_PREREQ)
+#if __GLIBC_PREREQ(2, 34)
+	return _Fork();
+#else
+	return fork();
+#endif
+#else
+	return fork();
+#endif
+}
 
 /*
  * Wait for child @pid to exit and reap it. Returns 0 with the wait status in
