@@ -22,7 +22,7 @@ static uint64_t expected_at(const struct pmd_arena *a, const struct pmd_chunk *c
 
 static void post_bad_page(struct pmd_worker *w, struct pmd_chunk *c, unsigned page,
 			  unsigned slot, uint64_t expected, uint64_t actual, enum pmd_class cls,
-			  unsigned bad)
+			  unsigned bad, const char *when)
 {
 	struct pmd_run *run = w->si->run;
 	struct pmd_event ev;
@@ -39,9 +39,9 @@ static void post_bad_page(struct pmd_worker *w, struct pmd_chunk *c, unsigned pa
 	ev.bad_slots = bad;
 	ev.thp = pmd_thp_probe(run, c, NULL);
 	ev.pfn = pmd_page_pfn(run, (const void *)(uintptr_t)(ev.addr & ~(PMD_PAGE_SIZE - 1)));
-	snprintf(ev.text, sizeof(ev.text), "%s at chunk %u page %u slot %u: expected %#llx, "
+	snprintf(ev.text, sizeof(ev.text), "%s at chunk %u page %u slot %u%s: expected %#llx, "
 		 "read %#llx (%u bad slots in the page)", pmd_class_name(cls), c->index, page, slot,
-		 (unsigned long long)expected, (unsigned long long)actual, bad);
+		 when, (unsigned long long)expected, (unsigned long long)actual, bad);
 	pmd_event_post(run, &ev);
 }
 
@@ -84,11 +84,43 @@ unsigned pmd_verify_pages(struct pmd_worker *w, struct pmd_chunk *c, char *addr,
 			enum pmd_class cls = pmd_stamp_classify(a->tag_key, first_act, first_exp,
 								lpage, c->gen, first, c->domain);
 
-			post_bad_page(w, c, p, first, first_exp, first_act, cls, bad);
+			post_bad_page(w, c, p, first, first_exp, first_act, cls, bad, "");
 			total += bad;
 		}
 	}
 	if (total)
 		__atomic_or_fetch(&c->flags, PMD_CF_REPORTED, __ATOMIC_RELAXED);
 	return total;
+}
+
+unsigned pmd_verify_in_round(struct pmd_worker *w, struct pmd_chunk *c, char *addr, unsigned page)
+{
+	const struct pmd_arena *a = w->si->arena;
+	uint32_t lpage = c->index * (uint32_t)PMD_CHUNK_PAGES + page;
+	unsigned s, bad = 0, first = 0;
+	uint64_t first_exp = 0, first_act = 0;
+
+	if (__atomic_load_n(&c->flags, __ATOMIC_ACQUIRE) & PMD_CF_REPORTED)
+		return 0;
+	for (s = 0; s < PMD_PAGE_SLOTS; s++) {
+		uint64_t act = pmd_load(pmd_page_slot(addr, page, s));
+		uint64_t exp = expected_at(a, c, lpage, s, false);
+
+		/* not written yet, or written by its worker: nothing else */
+		if (!act || act == exp)
+			continue;
+		if (!bad++) {
+			first = s;
+			first_exp = exp;
+			first_act = act;
+		}
+	}
+	if (bad) {
+		post_bad_page(w, c, page, first, first_exp, first_act,
+			      pmd_stamp_classify(a->tag_key, first_act, first_exp, lpage, c->gen,
+						 first, c->domain),
+			      bad, ", read while the round wrote");
+		__atomic_or_fetch(&c->flags, PMD_CF_REPORTED, __ATOMIC_RELAXED);
+	}
+	return bad;
 }

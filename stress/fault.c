@@ -55,6 +55,7 @@ struct fault_opts {
 	unsigned zap;
 	uint64_t spin;
 	uint64_t passes;
+	uint64_t readers;
 	uint64_t delay_ns;
 };
 
@@ -86,6 +87,10 @@ static const struct pmd_option fault_options[] = {
 	  "stores per page per worker and round, each into a slot of its own: passes after "
 	  "the first rewrite pages the worker has mapped already (no fault, a cached "
 	  "translation: what a stale TLB entry after a missed flush would take)" },
+	{ "readers", PMD_OPT_UINT, O(readers), "0", 0, PMD_PAGE_SLOTS, NULL,
+	  "workers per group whose first touch of a chunk is a load: the read fault maps the "
+	  "(huge) zero page while the others' write faults install pages; each then checks "
+	  "the chunk's first page holds only zeros and this round's stamps, and writes as usual" },
 	{ "delay", PMD_OPT_DURATION, O(delay_ns), "0", 0, 1000000, NULL,
 	  "test only: busy-wait this long after every page's store (the sensitivity bench)",
 	  PMD_OPTF_HIDDEN },
@@ -100,6 +105,7 @@ enum {
 	M_BAD_SLOTS,
 	M_ZAP_DONTNEED,
 	M_ZAP_REMAP,
+	M_READS,
 	M_FIRST_TOUCH,
 	M_WINDOW,
 	M_VERIFY,
@@ -118,6 +124,9 @@ static const struct pmd_metric fault_metrics[] = {
 	[M_BAD_SLOTS] = { "bad_slots", PMD_METRIC_COUNT, "slots that failed verification", PMD_BETTER_NONE },
 	[M_ZAP_DONTNEED] = { "zap_dontneed", PMD_METRIC_COUNT, "chunks reset by MADV_DONTNEED", PMD_BETTER_NONE },
 	[M_ZAP_REMAP] = { "zap_remap", PMD_METRIC_COUNT, "chunks reset by munmap+MAP_FIXED", PMD_BETTER_NONE },
+	[M_READS] = { "reads", PMD_METRIC_COUNT,
+		      "first touches that were loads (readers), each followed by a check",
+		      PMD_BETTER_NONE },
 	[M_FIRST_TOUCH] = { "first_touch", PMD_METRIC_LATENCY,
 			    "a worker's first store to a fresh chunk: the contested fault" },
 	[M_WINDOW] = { "window", PMD_METRIC_LATENCY,
@@ -451,11 +460,24 @@ static void touch_chunk(struct pmd_worker *w, struct pmd_chunk *c, char *addr, u
 		step = PMD_CHUNK_PAGES - 1;
 	else if (order == ORDER_RANDOM)
 		step = (unsigned)(pmd_rand_below(w, PMD_CHUNK_PAGES / 2) * 2 + 1);
-	/* the contested store: every worker's first write hits the same page */
+	/*
+	 * the contested store: every worker's first write hits the same page.
+	 * A reader loads it first: its read fault maps the zero page, the huge
+	 * one where THP is allowed, racing the writers' faults on the same
+	 * PMD. Zero pages are shared by every mapping, so what it then reads in
+	 * the chunk's first page (where a PTE lands if a fault took a huge PMD
+	 * for a page table) must be zeros and this round's stamps.
+	 */
 	t0 = pmd_now_ns();
+	if (slot < o->readers)
+		(void)pmd_load(pmd_page_slot(addr, p, slot));
 	pmd_store(pmd_page_slot(addr, p, slot), page_value(key, stamped, lbase + p, gen, slot));
 	t1 = pmd_now_ns();
 	pmd_latency(w, M_FIRST_TOUCH, t1 - t0);
+	if (slot < o->readers) {
+		pmd_verify_in_round(w, c, addr, 0);
+		pmd_count(w, M_READS, 1);
+	}
 	for (pass = 0; pass < o->passes; pass++, slot += stride) {
 		/* the first pass's first page is stored already */
 		for (k = !pass; k < PMD_CHUNK_PAGES; k++) {
@@ -481,11 +503,21 @@ static void touch_chunk(struct pmd_worker *w, struct pmd_chunk *c, char *addr, u
 static void touch_round(struct fault_group *g, struct pmd_worker *w, const struct fault_opts *o)
 {
 	struct pmd_arena *a = w->si->arena;
-	unsigned slot = w->index - g->first, order = worker_order(o, slot), i;
+	unsigned slot = w->index - g->first, order = worker_order(o, slot), i, at = 0;
 	uint64_t lo = pmd_now_ns();
 
+	/*
+	 * With several chunks a round, the chunks in the worker's order too
+	 * (backward from the last, or from a random one on): all meet on the
+	 * first chunk at the gate, and on the others at every offset of each
+	 * other's faults, so a worker's 4 KiB fault also lands in the middle
+	 * of another's huge-page install (allocating and clearing 2 MiB).
+	 */
+	if (order == ORDER_RANDOM && g->ncur > 1)
+		at = (unsigned)pmd_rand_below(w, g->ncur);
 	for (i = 0; i < g->ncur; i++) {
-		struct pmd_chunk *c = &a->chunks[g->cur[i]];
+		unsigned k = order == ORDER_BACKWARD ? g->ncur - 1 - i : (at + i) % g->ncur;
+		struct pmd_chunk *c = &a->chunks[g->cur[k]];
 		uint64_t f0 = minflt();
 		char *addr = pmd_chunk_enter(c);
 

@@ -160,6 +160,13 @@ int pmd_restore_write(const char *path, const char *value);
 unsigned pmd_verify_pages(struct pmd_worker *w, struct pmd_chunk *c, char *addr, unsigned lo,
 			  unsigned hi);
 
+/*
+ * While a round writes chunk @c: page @page must hold, in each slot, zero or
+ * the stamp that slot's worker writes this round, nothing else (what a read
+ * of fresh memory may see). Posts one event if not; returns the bad slots.
+ */
+unsigned pmd_verify_in_round(struct pmd_worker *w, struct pmd_chunk *c, char *addr, unsigned page);
+
 /* How chunk @c is mapped now; *pfn gets the first page's PFN where readable. */
 enum pmd_thp_state pmd_thp_probe(struct pmd_run *run, const struct pmd_chunk *c, uint64_t *pfn);
 

@@ -40,6 +40,26 @@ for mode in ("madvise", "nohuge"):
           f"(exit {r.rc}, {[(e.get('class'), e.get('chunk'), e.get('page'), e.get('slot')) for e in ev[:2]]})") \
         or print(r.show())
 
+# readers: their first touch of a chunk is a load, then a check of the chunk's
+# first page (zeros and this round's stamps only), then the usual stores
+r = run(base + ["--fault-readers", "2", "--duration", "1s"])
+rounds, reads = r.counter("fault", "rounds"), r.counter("fault", "reads")
+check(r.rc == 0 and r.doc and r.doc["verdict"]["status"] == "clean",
+      f"--fault-readers 2: clean ({r.doc and r.doc['verdict']})") or print(r.show())
+check(rounds and reads == rounds * 2,
+      f"--fault-readers 2: {reads} reads = {rounds} rounds x 2 readers")
+# what a reader's check finds: old data planted after a zap in page 0, slot 9
+# (no worker's), is reported by the readers' check, before the round's stores
+r = run(base + ["--fault-readers", "4", "--duration", "1s", "--inject",
+                "nonzero_after_zap:0:0:9"])
+ev = [e for e in r.events() if e.get("kind") == "corruption"]
+check(r.rc == 1 and ev and ev[0].get("class") == "NONZERO_AFTER_ZAP" and
+      ev[0].get("chunk") == 0 and ev[0].get("page") == 0 and ev[0].get("slot") == 9 and
+      "read while the round wrote" in ev[0].get("text", ""),
+      f"--fault-readers: old data in page 0 slot 9 is NONZERO_AFTER_ZAP there, found by a "
+      f"reader (exit {r.rc}, {[(e.get('class'), e.get('chunk'), e.get('page'), e.get('slot'), e.get('text', '')[:80]) for e in ev[:2]]})") \
+    or print(r.show())
+
 # more slots than a page has: a usage error naming the value
 r = run(base + ["--fault-passes", "200", "--duration", "1s"], json_report=False)
 check(r.rc == 2 and "--fault-passes 200" in r.err and "512" in r.err,
