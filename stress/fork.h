@@ -29,9 +29,24 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+/*
+ * Sanitizer runtimes (TSan, ASan) take their own locks around fork() in
+ * their fork() interceptor; _Fork() would bypass it and leave a child
+ * whose instrumented code can meet a lock another thread held: fork()
+ * there.
+ */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define PMD_FORK_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define PMD_FORK_SANITIZED 1
+#endif
+
 static inline pid_t pmd_fork(void)
 {
-#if defined(__GLIBC_PREREQ)
+#if defined(__GLIBC_PREREQ) && !defined(PMD_FORK_SANITIZED)
 #if __GLIBC_PREREQ(2, 34)
 	return _Fork();
 #else
