@@ -16,7 +16,7 @@
  * What is read is checked, not just counted. smaps: every arena VMA has
  * Size, Rss and AnonHugePages; Size is its address range; Rss <= Size;
  * AnonHugePages <= Rss, a multiple of 2048 kB, and the arena's sum is at
- * most the arena's size. smaps_rollup: AnonHugePages <= Rss, a multiple of
+ * most the size of the arena and its spare slots. smaps_rollup: AnonHugePages <= Rss, a multiple of
  * 2048 kB. numa_maps: the per-node counts add up to the page count the line
  * gives (mapped=, else anon= or dirty=), and lines with pages say their
  * kernelpagesize_kB. pagemap: a full read, never present and swapped at
@@ -322,7 +322,13 @@ static int64_t read_smaps(struct pmd_worker *w, struct walker *wk, bool rollup, 
 	x.rollup = rollup;
 	x.lo = (uintptr_t)a->base;
 	x.hi = x.lo + a->size + (uint64_t)a->nspare * PMD_CHUNK_SIZE;
-	x.arena_kb = a->size >> 10;
+	/*
+	 * smaps is read a buffer at a time, not at one instant: a chunk split
+	 * moves (mremap) to a spare slot between two reads is seen at both
+	 * places. Each such chunk needs a spare slot, so the bound is the
+	 * arena with its spare slots.
+	 */
+	x.arena_kb = (x.hi - x.lo) >> 10;
 	n = read_lines(wk, kind_path[rollup ? K_ROLLUP : K_SMAPS], smaps_line, &x);
 	smaps_flush(&x);
 	if (n < 0)
@@ -331,7 +337,8 @@ static int64_t read_smaps(struct pmd_worker *w, struct walker *wk, bool rollup, 
 		bad(wk, "%s: %s", rollup ? "smaps_rollup" : "smaps",
 		    rollup ? "no [rollup] header" : "no VMA of the arena");
 	else if (!rollup && x.arena_huge > x.arena_kb)
-		bad(wk, "smaps: AnonHugePages of the arena add up to %llu kB, the arena is %llu kB",
+		bad(wk, "smaps: AnonHugePages of the arena add up to %llu kB, the arena and its "
+			"spare slots are %llu kB",
 		    (unsigned long long)x.arena_huge, (unsigned long long)x.arena_kb);
 	*huge_seen = !rollup && x.arena_huge > 0;
 	return n;
