@@ -20,6 +20,7 @@
  * own alternate signal stack, with a guard page below it.
  */
 #include "fatal.h"
+#include "sigsafe.h"
 
 #include "restore.h"
 #include "run.h"
@@ -63,33 +64,6 @@ static _Thread_local char *alt_map;
 static _Thread_local size_t alt_map_len;
 
 /* ---- async-signal-safe output ------------------------------------------- */
-
-static void put(const char *s)
-{
-	size_t n = strlen(s);
-
-	while (n) {
-		ssize_t k = write(STDERR_FILENO, s, n);
-
-		if (k <= 0)
-			return;
-		s += k;
-		n -= (size_t)k;
-	}
-}
-
-static void put_num(uint64_t v, unsigned base)
-{
-	char buf[24], *p = buf + sizeof(buf) - 1;
-
-	*p = '\0';
-	do
-		*--p = "0123456789abcdef"[v % base];
-	while ((v /= base) && p > buf);
-	if (base == 16)
-		put("0x");
-	put(p);
-}
 
 static const char *signal_name(int sig)
 {
@@ -153,13 +127,13 @@ static void report_live_fault(struct pmd_run *run, struct pmd_chunk *c, int sig,
 		memcpy(ev->text, thread, sizeof(thread));
 		__atomic_store_n(&run->fatal_pending, 2, __ATOMIC_RELEASE);
 	}
-	put("pmdstress: ");
-	put(signal_name(sig));
-	put(" at ");
-	put_num((uint64_t)addr, 16);
-	put(" on live chunk ");
-	put_num(c->index, 10);
-	put(": reported; the run ends with its report\n");
+	pmd_sigsafe_put("pmdstress: ");
+	pmd_sigsafe_put(signal_name(sig));
+	pmd_sigsafe_put(" at ");
+	pmd_sigsafe_put_num((uint64_t)addr, 16);
+	pmd_sigsafe_put(" on live chunk ");
+	pmd_sigsafe_put_num(c->index, 10);
+	pmd_sigsafe_put(": reported; the run ends with its report\n");
 	pmd_run_abort_signal(run);
 	/* returning would repeat the fault: wait for the main thread's _exit */
 	sigemptyset(&none);
@@ -197,23 +171,23 @@ static void fatal_report(int sig, const siginfo_t *info, unsigned not_restored)
 	char thread[17] = "";
 
 	prctl(PR_GET_NAME, thread, 0, 0, 0);
-	put("pmdstress: fatal ");
-	put(signal_name(sig));
+	pmd_sigsafe_put("pmdstress: fatal ");
+	pmd_sigsafe_put(signal_name(sig));
 	if (is_fault(sig) && info->si_code > 0) {
-		put(" at address ");
-		put_num((uint64_t)(uintptr_t)info->si_addr, 16);
+		pmd_sigsafe_put(" at address ");
+		pmd_sigsafe_put_num((uint64_t)(uintptr_t)info->si_addr, 16);
 	}
-	put(" in thread ");
-	put(thread[0] ? thread : "?");
-	put(" (pid ");
-	put_num((uint64_t)getpid(), 10);
+	pmd_sigsafe_put(" in thread ");
+	pmd_sigsafe_put(thread[0] ? thread : "?");
+	pmd_sigsafe_put(" (pid ");
+	pmd_sigsafe_put_num((uint64_t)getpid(), 10);
 	if (!pmd_restore_is_owner())
-		put(", a child of the run); nothing to restore");
+		pmd_sigsafe_put(", a child of the run); nothing to restore");
 	else if (not_restored)
-		put("); some kernel settings could not be restored (see above)");
+		pmd_sigsafe_put("); some kernel settings could not be restored (see above)");
 	else
-		put("); kernel settings restored");
-	put("; dying of the signal\n");
+		pmd_sigsafe_put("); kernel settings restored");
+	pmd_sigsafe_put("; dying of the signal\n");
 }
 
 /*

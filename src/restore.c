@@ -26,6 +26,7 @@
  * (src/restore_guard.c).
  */
 #include "restore.h"
+#include "sigsafe.h"
 
 #include "restore_guard.h"
 
@@ -68,31 +69,6 @@ static struct {
 } rs = { .lock = PTHREAD_MUTEX_INITIALIZER, .lock_fd = -1 };
 
 /* ---- async-signal-safe helpers -------------------------------------------- */
-
-static void say(const char *s)
-{
-	size_t n = strlen(s); /* strlen is async-signal-safe since POSIX.1-2016 */
-
-	while (n) {
-		ssize_t k = write(STDERR_FILENO, s, n);
-
-		if (k <= 0)
-			return;
-		s += k;
-		n -= (size_t)k;
-	}
-}
-
-static void say_uint(unsigned long v)
-{
-	char buf[24], *p = buf + sizeof(buf) - 1;
-
-	*p = '\0';
-	do
-		*--p = (char)('0' + v % 10);
-	while ((v /= 10) && p > buf);
-	say(p);
-}
 
 static int write_value(const char *path, const char *value, size_t len)
 {
@@ -294,20 +270,20 @@ unsigned pmd_restore_all(void)
 
 		if (err) {
 			failed++;
-			say("pmdstress: cannot restore ");
-			say(e->path);
-			say(" to '");
-			say(e->value);
-			say("': errno ");
-			say_uint((unsigned long)-err);
-			say(" (write it back by hand)\n");
+			pmd_sigsafe_put("pmdstress: cannot restore ");
+			pmd_sigsafe_put(e->path);
+			pmd_sigsafe_put(" to '");
+			pmd_sigsafe_put(e->value);
+			pmd_sigsafe_put("': errno ");
+			pmd_sigsafe_put_num((unsigned long)-err, 10);
+			pmd_sigsafe_put(" (write it back by hand)\n");
 		}
 	}
 	if (n && !failed && !__atomic_exchange_n(&rs.announced, 1, __ATOMIC_RELAXED)) {
-		say("pmdstress: restored ");
-		say_uint(n);
-		say(n == 1 ? " kernel setting" : " kernel settings");
-		say(" to the values before the run\n");
+		pmd_sigsafe_put("pmdstress: restored ");
+		pmd_sigsafe_put_num(n, 10);
+		pmd_sigsafe_put(n == 1 ? " kernel setting" : " kernel settings");
+		pmd_sigsafe_put(" to the values before the run\n");
 	}
 	pmd_guard_done();
 	errno = saved_errno;

@@ -21,6 +21,7 @@
  * whose other threads may hold any lock.
  */
 #include "restore_guard.h"
+#include "sigsafe.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -56,31 +57,6 @@ static unsigned guard_finished; /* atomic: "done" was sent */
 static struct guard_rec saved[GUARD_MAX];
 static unsigned nsaved;
 
-static void say(const char *s)
-{
-	size_t n = strlen(s);
-
-	while (n) {
-		ssize_t k = write(STDERR_FILENO, s, n);
-
-		if (k <= 0)
-			return;
-		s += k;
-		n -= (size_t)k;
-	}
-}
-
-static void say_uint(unsigned long v)
-{
-	char buf[24], *p = buf + sizeof(buf) - 1;
-
-	*p = '\0';
-	do
-		*--p = (char)('0' + v % 10);
-	while ((v /= 10) && p > buf);
-	say(p);
-}
-
 static void keep(const struct guard_rec *r)
 {
 	unsigned i;
@@ -105,22 +81,22 @@ static void put_back(pid_t parent)
 			ok = false;
 		if (!ok) {
 			failed++;
-			say("pmdstress guardian: cannot restore ");
-			say(e->path);
-			say(" to '");
-			say(e->value);
-			say("' (write it back by hand)\n");
+			pmd_sigsafe_put("pmdstress guardian: cannot restore ");
+			pmd_sigsafe_put(e->path);
+			pmd_sigsafe_put(" to '");
+			pmd_sigsafe_put(e->value);
+			pmd_sigsafe_put("' (write it back by hand)\n");
 		}
 	}
 	if (!nsaved)
 		return;
-	say("pmdstress guardian: pmdstress (pid ");
-	say_uint((unsigned long)parent);
-	say(") ended without restoring; put back ");
-	say_uint(nsaved - failed);
-	say(" of ");
-	say_uint(nsaved);
-	say(" kernel settings\n");
+	pmd_sigsafe_put("pmdstress guardian: pmdstress (pid ");
+	pmd_sigsafe_put_num((unsigned long)parent, 10);
+	pmd_sigsafe_put(") ended without restoring; put back ");
+	pmd_sigsafe_put_num(nsaved - failed, 10);
+	pmd_sigsafe_put(" of ");
+	pmd_sigsafe_put_num(nsaved, 10);
+	pmd_sigsafe_put(" kernel settings\n");
 }
 
 /* Close every descriptor but stdin/out/err, @a and @b. */
