@@ -173,10 +173,25 @@ static void __attribute__((noreturn)) exec_child(const struct exec_priv *ep, int
 	ssize_t n;
 
 	pmd_fork_child_init(ep->parent);
-	/* the workers block the run's signals; the program gets the default mask */
+	/*
+	 * A Ctrl-C to pmdstress's group stops the run, not the program: leave the
+	 * group first, with the run's signals still blocked as the workers have
+	 * them. One sent to the group before that is pending here and would kill
+	 * us on unblocking (execve keeps it pending too): it meant "stop", so say
+	 * so (errno 0 on the pipe) and go.
+	 */
+	setpgid(0, 0);
+	if (!sigpending(&none) && (sigismember(&none, SIGINT) == 1 ||
+				   sigismember(&none, SIGTERM) == 1 ||
+				   sigismember(&none, SIGHUP) == 1)) {
+		e = 0;
+		n = write(wfd, &e, sizeof(e));
+		(void)n;
+		_exit(0);
+	}
+	/* the program gets the default mask */
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
-	setpgid(0, 0); /* a Ctrl-C to pmdstress's group stops the run, not the program */
 	execve(ep->path, ep->argv, environ);
 	e = errno;
 	n = write(wfd, &e, sizeof(e));
@@ -245,6 +260,8 @@ static int exec_once(struct pmd_worker *w, const struct exec_priv *ep)
 		pmd_worker_error(w, rc ? rc : ready, "exec: waiting for child %d", (int)pid);
 		return rc ? rc : ready;
 	}
+	if (n == (ssize_t)sizeof(e) && !e)
+		return 0; /* the run's signal reached the child before it left the group */
 	if (n == (ssize_t)sizeof(e)) {
 		pmd_worker_error(w, -e, "exec: execve(%s) failed", ep->path);
 		return -e;
