@@ -15,9 +15,9 @@
  *
  * What is read is checked, not just counted. smaps: every arena VMA has
  * Size, Rss and AnonHugePages; Size is its address range; Rss <= Size;
- * AnonHugePages <= Rss, a multiple of 2048 kB, and the arena's sum is at
- * most the size of the arena and its spare slots. smaps_rollup: AnonHugePages <= Rss, a multiple of
- * 2048 kB. numa_maps: the per-node counts add up to the page count the line
+ * AnonHugePages <= Rss, a multiple of 2048 kB (no sum over the VMAs is
+ * checked: smaps is not read at one instant, see read_smaps()). smaps_rollup:
+ * AnonHugePages <= Rss, a multiple of 2048 kB. numa_maps: the per-node counts add up to the page count the line
  * gives (mapped=, else anon= or dirty=), and lines with pages say their
  * kernelpagesize_kB. pagemap: a full read, never present and swapped at
  * once, no file page in a private arena but the (huge) zero page, and no
@@ -226,7 +226,6 @@ static bool vma_header(const char *line, uint64_t *start, uint64_t *end)
 struct smaps_ctx {
 	struct walker *wk;
 	uint64_t lo, hi;   /* the arena with its spare slots */
-	uint64_t arena_kb; /* the arena's size */
 	bool rollup;
 	bool in, whole;	   /* the current VMA overlaps / lies within the arena */
 	uint64_t start, end;
@@ -323,12 +322,14 @@ static int64_t read_smaps(struct pmd_worker *w, struct walker *wk, bool rollup, 
 	x.lo = (uintptr_t)a->base;
 	x.hi = x.lo + a->size + (uint64_t)a->nspare * PMD_CHUNK_SIZE;
 	/*
-	 * smaps is read a buffer at a time, not at one instant: a chunk split
-	 * moves (mremap) to a spare slot between two reads is seen at both
-	 * places. Each such chunk needs a spare slot, so the bound is the
-	 * arena with its spare slots.
+	 * No bound on the arena's sum: smaps is read a buffer at a time, with
+	 * the mmap lock dropped in between, so one page can be counted twice.
+	 * A chunk split moves (mremap) to a spare slot between two reads is seen
+	 * at both places, and a VMA that toggle's madvise merged backwards over
+	 * VMAs already printed is printed again whole when the next read
+	 * restarts inside it (CI saw 75776 kB for a 72 MiB arena + spare). Each
+	 * VMA is printed under the lock, so the per-VMA checks are what holds.
 	 */
-	x.arena_kb = (x.hi - x.lo) >> 10;
 	n = read_lines(wk, kind_path[rollup ? K_ROLLUP : K_SMAPS], smaps_line, &x);
 	smaps_flush(&x);
 	if (n < 0)
@@ -336,10 +337,6 @@ static int64_t read_smaps(struct pmd_worker *w, struct walker *wk, bool rollup, 
 	if (!x.vmas)
 		bad(wk, "%s: %s", rollup ? "smaps_rollup" : "smaps",
 		    rollup ? "no [rollup] header" : "no VMA of the arena");
-	else if (!rollup && x.arena_huge > x.arena_kb)
-		bad(wk, "smaps: AnonHugePages of the arena add up to %llu kB, the arena and its "
-			"spare slots are %llu kB",
-		    (unsigned long long)x.arena_huge, (unsigned long long)x.arena_kb);
 	*huge_seen = !rollup && x.arena_huge > 0;
 	return n;
 }
