@@ -99,7 +99,9 @@ static bool find_cgroup(bool v2, char *path)
 			continue;
 		*b = '\0';
 		b[strcspn(b + 1, "\n") + 1] = '\0';
-		if (v2 ? !strcmp(line, "0") && a[1] == '\0' : has_token(a + 1, "memory")) {
+		/* v2: "0::/path", hierarchy 0 with no controller list */
+		if (v2 ? a == line + 1 && line[0] == '0' && a[1] == '\0'
+		       : has_token(a + 1, "memory")) {
 			snprintf(path, PATH_LEN, "%s", b + 1);
 			found = true;
 		}
@@ -108,23 +110,36 @@ static bool find_cgroup(bool v2, char *path)
 	return found;
 }
 
-/* From the process's cgroup up to the mount's top, keep the smallest @file. */
-static void walk_up(bool v2, const char *file, struct pmd_memlimit *out)
+/*
+ * The directory of this process's cgroup on the v2 hierarchy or v1's
+ * memory hierarchy, as mounted here; @top: the length of the mount's path
+ * in it (the directory is the mount itself when the two are equal).
+ */
+static bool cgroup_dir(bool v2, char *dir, size_t len, size_t *top)
 {
 	char mnt[PATH_LEN], root[PATH_LEN], cg[PATH_LEN];
-	char dir[2 * PATH_LEN], path[2 * PATH_LEN + 32];
 	const char *rel;
-	size_t top, rlen;
+	size_t rlen;
 
 	if (!find_mount(v2, mnt, root) || !find_cgroup(v2, cg))
-		return;
+		return false;
 	/* a mount that shows a subtree: the path is relative to its root */
 	rlen = strlen(root);
 	rel = cg;
 	if (strcmp(root, "/") && !strncmp(cg, root, rlen) && (cg[rlen] == '/' || !cg[rlen]))
 		rel = cg + rlen;
-	top = strlen(mnt);
-	snprintf(dir, sizeof(dir), "%s%s", mnt, strcmp(rel, "/") ? rel : "");
+	*top = strlen(mnt);
+	return (size_t)snprintf(dir, len, "%s%s", mnt, strcmp(rel, "/") ? rel : "") < len;
+}
+
+/* From the process's cgroup up to the mount's top, keep the smallest @file. */
+static void walk_up(bool v2, const char *file, struct pmd_memlimit *out)
+{
+	char dir[2 * PATH_LEN], path[2 * PATH_LEN + 32];
+	size_t top;
+
+	if (!cgroup_dir(v2, dir, sizeof(dir), &top))
+		return;
 	for (;;) {
 		char *slash;
 		uint64_t v;
@@ -140,6 +155,28 @@ static void walk_up(bool v2, const char *file, struct pmd_memlimit *out)
 			break;
 		*slash = '\0';
 	}
+}
+
+int pmd_memcg_self(char *dir, size_t len, size_t *top)
+{
+	char path[2 * PATH_LEN + 32], buf[512];
+	size_t n;
+	FILE *f;
+
+	/* v2 where the memory controller is on the unified hierarchy */
+	if (cgroup_dir(true, dir, len, top)) {
+		snprintf(path, sizeof(path), "%.*s/cgroup.controllers", (int)*top, dir);
+		f = fopen(path, "re");
+		n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+		if (f)
+			fclose(f);
+		buf[n] = '\0';
+		buf[strcspn(buf, "\n")] = '\0';
+		for (char *sv, *t = strtok_r(buf, " ", &sv); t; t = strtok_r(NULL, " ", &sv))
+			if (!strcmp(t, "memory"))
+				return 2;
+	}
+	return cgroup_dir(false, dir, len, top) ? 1 : 0;
 }
 
 void pmd_memlimit_cgroup(struct pmd_memlimit *out)

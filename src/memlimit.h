@@ -18,6 +18,12 @@ struct pmd_memlimit {
 
 /* The tightest memory-cgroup limit on this process. */
 void pmd_memlimit_cgroup(struct pmd_memlimit *out);
+/*
+ * Where this process's memory cgroup is: 2 (cgroup v2 with the memory
+ * controller), 1 (v1's memory hierarchy) or 0 (none mounted). @dir gets its
+ * directory, @top the length of the hierarchy's mount path in it.
+ */
+int pmd_memcg_self(char *dir, size_t len, size_t *top);
 /* RLIMIT_AS as a limit (file "RLIMIT_AS"), UINT64_MAX if unlimited. */
 void pmd_memlimit_as(struct pmd_memlimit *out);
 
