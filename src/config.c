@@ -86,6 +86,11 @@ const struct pmd_option pmd_global_options[] = {
 	{ "numa-balancing", PMD_OPT_ENUM, G(numa_balancing), "keep", 0, 0, numa_balancing_modes,
 	  "set /proc/sys/kernel/numa_balancing for the run (root; put back at exit): keep, on, "
 	  "off" },
+	{ "memcg-headroom", PMD_OPT_SIZE, G(memcg_headroom), "0", 0, 1ull << 40, NULL,
+	  "root: run in a memory cgroup of our own whose limit the storm sets to its usage plus "
+	  "this much at every round, so a huge page's charge fails and the fault falls back to "
+	  "4 KiB pages (every write fault while this + 256K per CPU < 2M; 0: off); see "
+	  "docs/memcg.md" },
 	{ "inject", PMD_OPT_STRING, G(inject), "", 0, 0, NULL,
 	  "test only: CLASS[:chunk[:page[:slot[:after]]]] corrupts the arena once",
 	  PMD_OPTF_HIDDEN },

@@ -487,6 +487,7 @@ json_t *pmd_report_json_doc(const struct pmd_run *run, int argc, char **argv)
 	json_object_set_new(doc, "system", system_json(&run->sys));
 	json_object_set_new(doc, "arena", arena_json(run));
 	json_object_set_new(doc, "numa", pmd_numa_json(run));
+	json_object_set_new(doc, "memcg", pmd_memcg_json(run));
 	for (i = 0; i < run->nsinst; i++) {
 		json_t *s = stressor_json(&run->sinst[i], &run->totals[i], secs);
 

@@ -262,6 +262,7 @@ void pmd_report_text(FILE *out, const struct pmd_run *run)
 		fprintf(out, "THP share of the arena at the end: - (nothing resident); probe: %s\n",
 			pmd_thp_probe_method(run));
 	pmd_numa_text(out, run);
+	pmd_memcg_text(out, run);
 	event_lines(out, run);
 	if (run->mon.klog_len)
 		fprintf(out, "\nkernel log during the run (splats and what followed them):\n%s",

@@ -817,6 +817,7 @@ static void run_free(struct pmd_run *run)
 	pmd_bench_free(run);
 	pmd_monitor_close(run);
 	pmd_numa_fini(&run->numa);
+	pmd_memcg_leave(&run->memcg);
 	pmd_fatal_watch(NULL);
 	free(run->mon.klog);
 	free(run->mon.hang_dump);
@@ -868,6 +869,11 @@ int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 								: "");
 		goto out;
 	}
+	if (cfg->memcg_headroom && pmd_memcg_enter(&run->memcg, cfg->memcg_headroom, err,
+						   sizeof(err))) {
+		rc = fail_run(run, 125, "%s", err);
+		goto out;
+	}
 	if (pmd_inject_parse(cfg->inject, &run->inject, err, sizeof(err))) {
 		rc = fail_run(run, 2, "%s", err);
 		goto out;
@@ -893,6 +899,7 @@ int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 	pmd_jsonl_close(run);
 	/* every worker has stopped (or hangs): put back what stressors changed */
 	pmd_restore_all();
+	pmd_memcg_leave(&run->memcg);
 	pmd_vmstat_read(&run->vm_after);
 	if (cfg->rounds)
 		pmd_bench_finish(run);

@@ -56,6 +56,7 @@ struct fault_opts {
 	uint64_t spin;
 	uint64_t passes;
 	uint64_t readers;
+	uint64_t pages;
 	uint64_t delay_ns;
 };
 
@@ -91,6 +92,10 @@ static const struct pmd_option fault_options[] = {
 	  "workers per group whose first touch of a chunk is a load: the read fault maps the "
 	  "(huge) zero page while the others' write faults install pages; each then checks "
 	  "the chunk's first page holds only zeros and this round's stamps, and writes as usual" },
+	{ "pages", PMD_OPT_UINT, O(pages), "512", 1, PMD_CHUNK_PAGES, NULL,
+	  "pages of each chunk a round writes: a window of this many from the round's first "
+	  "page, the rest must read zero (fewer: a 4 KiB fallback round stays small, for "
+	  "--memcg-headroom)" },
 	{ "delay", PMD_OPT_DURATION, O(delay_ns), "0", 0, 1000000, NULL,
 	  "test only: busy-wait this long after every page's store (the sensitivity bench)",
 	  PMD_OPTF_HIDDEN },
@@ -331,11 +336,22 @@ advise:
 	}
 }
 
+/* With --fault-pages W < 512, only the W pages from @first on are written: the rest read zero. */
+static void mark_window(struct pmd_chunk *c, unsigned first, unsigned pages)
+{
+	unsigned k;
+
+	pmd_mask_clear_all(c->zero_pages);
+	for (k = pages; k < PMD_CHUNK_PAGES; k++)
+		pmd_mask_set(c->zero_pages, (first + k) % PMD_CHUNK_PAGES);
+}
+
 static void start_round(struct fault_group *g, struct pmd_worker *w, const struct fault_opts *o)
 {
 	struct pmd_arena *a = w->si->arena;
 	unsigned span = g->hi - g->lo, tries;
 
+	g->first_page = (unsigned)pmd_rand_below(w, PMD_CHUNK_PAGES);
 	for (tries = 0; tries < span && g->ncur < g->want; tries++) {
 		unsigned idx = g->lo + g->cursor;
 		struct pmd_chunk *c = &a->chunks[idx];
@@ -362,6 +378,7 @@ static void start_round(struct fault_group *g, struct pmd_worker *w, const struc
 		zap_chunk(w, c, o);
 		c->nslots = g->n * (uint32_t)o->passes;
 		c->domain = PMD_STAMP_DOMAIN_RUN;
+		mark_window(c, g->first_page, (unsigned)o->pages);
 		if (inject_due(w, g)) {
 			char *addr = pmd_chunk_enter(c);
 
@@ -375,9 +392,10 @@ static void start_round(struct fault_group *g, struct pmd_worker *w, const struc
 		pmd_chunk_open_round(c);
 		g->cur[g->ncur++] = idx;
 	}
-	g->first_page = (unsigned)pmd_rand_below(w, PMD_CHUNK_PAGES);
 	memset(g->win_hi, 0, sizeof(uint64_t) * g->n);
 	g->round++;
+	/* the round's chunks are empty again: what it may charge is the headroom */
+	pmd_memcg_rearm(w->si->run);
 }
 
 static void round_serial(void *arg)
@@ -438,6 +456,25 @@ static inline void page_delay(uint64_t ns)
 		;
 }
 
+/* A random step in [1, @win) prime to @win (0 for a one-page window). */
+static unsigned coprime_step(struct pmd_worker *w, unsigned win)
+{
+	unsigned s, a, b;
+
+	if (win < 2)
+		return 0;
+	for (s = 1 + (unsigned)pmd_rand_below(w, win - 1);; s = s % (win - 1) + 1) {
+		for (a = s, b = win; b;) {
+			unsigned t = a % b;
+
+			a = b;
+			b = t;
+		}
+		if (a == 1)
+			return s;
+	}
+}
+
 /*
  * One worker's stores into a fresh chunk: the contested first store, then
  * every other page in its order; with --fault-passes P, P-1 more sweeps in
@@ -453,36 +490,47 @@ static void touch_chunk(struct pmd_worker *w, struct pmd_chunk *c, char *addr, u
 	const uint32_t gen = __atomic_load_n(&c->gen, __ATOMIC_RELAXED);
 	const uint32_t lbase = c->index * (uint32_t)PMD_CHUNK_PAGES;
 	const bool stamped = w->si->cfg->verify, per_page = o->latency == LAT_PAGE;
-	unsigned k, pass, p = first, step = 1;
-	uint64_t t0, t1;
+	const unsigned win = (unsigned)o->pages;
+	unsigned k, pass, p = first, at = 0, step = win > 1;
+	uint64_t t0, t1 = 0;
 
 	if (order == ORDER_BACKWARD)
-		step = PMD_CHUNK_PAGES - 1;
+		step = win - 1;
 	else if (order == ORDER_RANDOM)
-		step = (unsigned)(pmd_rand_below(w, PMD_CHUNK_PAGES / 2) * 2 + 1);
+		step = coprime_step(w, win);
 	/*
 	 * the contested store: every worker's first write hits the same page.
 	 * A reader loads it first: its read fault maps the zero page, the huge
 	 * one where THP is allowed, racing the writers' faults on the same
 	 * PMD. Zero pages are shared by every mapping, so what it then reads in
 	 * the chunk's first page (where a PTE lands if a fault took a huge PMD
-	 * for a page table) must be zeros and this round's stamps.
+	 * for a page table) must be zeros and this round's stamps. It reads it
+	 * before its own store, which splits a huge zero PMD: through the
+	 * huge zero page itself, which then shows what an earlier round's
+	 * broken fault wrote into it (mutant 09: a PTE value in the global
+	 * huge zero page, at the word of the faulting page's index).
 	 */
 	t0 = pmd_now_ns();
-	if (slot < o->readers)
-		(void)pmd_load(pmd_page_slot(addr, p, slot));
-	pmd_store(pmd_page_slot(addr, p, slot), page_value(key, stamped, lbase + p, gen, slot));
-	t1 = pmd_now_ns();
-	pmd_latency(w, M_FIRST_TOUCH, t1 - t0);
 	if (slot < o->readers) {
+		(void)pmd_load(pmd_page_slot(addr, p, slot));
+		t1 = pmd_now_ns(); /* a reader's contested fault is its load */
 		pmd_verify_in_round(w, c, addr, 0);
 		pmd_count(w, M_READS, 1);
 	}
+	pmd_store(pmd_page_slot(addr, p, slot), page_value(key, stamped, lbase + p, gen, slot));
+	if (slot >= o->readers)
+		t1 = pmd_now_ns();
+	pmd_latency(w, M_FIRST_TOUCH, t1 - t0);
 	for (pass = 0; pass < o->passes; pass++, slot += stride) {
 		/* the first pass's first page is stored already */
-		for (k = !pass; k < PMD_CHUNK_PAGES; k++) {
-			/* an odd step modulo 512 visits every page once */
-			p = (p + step) % PMD_CHUNK_PAGES;
+		for (k = !pass; k < win; k++) {
+			/* a step prime to the window visits each of its pages once */
+			at += step;
+			if (at >= win)
+				at -= win;
+			p = first + at;
+			if (p >= PMD_CHUNK_PAGES)
+				p -= PMD_CHUNK_PAGES;
 			if (per_page) {
 				uint64_t a = pmd_now_ns();
 
@@ -497,7 +545,7 @@ static void touch_chunk(struct pmd_worker *w, struct pmd_chunk *c, char *addr, u
 		}
 	}
 	pmd_latency(w, M_WINDOW, pmd_now_ns() - t0);
-	pmd_count(w, M_OPS, PMD_CHUNK_PAGES * o->passes);
+	pmd_count(w, M_OPS, win * o->passes);
 }
 
 static void touch_round(struct fault_group *g, struct pmd_worker *w, const struct fault_opts *o)
@@ -559,6 +607,9 @@ static int fault_run(struct pmd_worker *w)
 /* ---- setup and the end ----------------------------------------------------- */
 
 
+/* --memcg-headroom: room for what else a round charges (VMAs of a remap, slab) */
+#define MEMCG_SLACK (256u << 10)
+
 static int fault_setup(struct pmd_sinst *si)
 {
 	const struct fault_opts *o = si->opts;
@@ -583,6 +634,19 @@ static int fault_setup(struct pmd_sinst *si)
 			 (unsigned long long)o->passes, (si->nworkers + ngroups - 1) / ngroups,
 			 (unsigned long long)((si->nworkers + ngroups - 1) / ngroups) * o->passes,
 			 PMD_PAGE_SLOTS);
+		return -EINVAL;
+	}
+	if (si->cfg->memcg_headroom &&
+	    ngroups * (uint64_t)(o->chunks ? o->chunks : si->arena->nchunks / ngroups) *
+			    (o->pages + 1) * PMD_PAGE_SIZE + MEMCG_SLACK >
+		    si->cfg->memcg_headroom) {
+		free(fp);
+		snprintf(si->why, sizeof(si->why),
+			 "--memcg-headroom %llu < %u group(s) x %llu chunk(s) x (%llu pages + 1) "
+			 "x 4K + %uK: lower --fault-pages/--fault-chunks",
+			 (unsigned long long)si->cfg->memcg_headroom, ngroups,
+			 (unsigned long long)(o->chunks ? o->chunks : si->arena->nchunks / ngroups),
+			 (unsigned long long)o->pages, MEMCG_SLACK >> 10);
 		return -EINVAL;
 	}
 	if (!fp)

@@ -63,6 +63,7 @@ struct pmd_config {
 	char cpu_nodes[PMD_OPT_STRLEN];	 /* "", "spread" or a node list (src/numa.c) */
 	char mem_policy[PMD_OPT_STRLEN]; /* the arena's: default, local, bind:N, ... */
 	unsigned numa_balancing;	 /* enum pmd_numa_balancing: keep, on, off */
+	uint64_t memcg_headroom;	 /* bytes above usage the run's memcg allows; 0: off */
 
 	/* derived */
 	char scenario[PMD_OPT_STRLEN]; /* builtin scenario name or file path */

@@ -153,6 +153,15 @@ int pmd_restore_save(const char *path);
 int pmd_restore_write(const char *path, const char *value);
 
 /*
+ * --memcg-headroom (src/memcg.c): set the run's memory-cgroup limit to its
+ * usage now plus the headroom. A stressor that resets its chunks calls it
+ * when nothing of its own is in flight (the fault storm: after a round's
+ * zaps), so what the next round may charge is the headroom, no more and no
+ * less. Does nothing when the option is off; never fails the caller.
+ */
+void pmd_memcg_rearm(struct pmd_run *run);
+
+/*
  * Verify pages [lo, hi) of chunk @c, entered at @addr, against its recorded
  * expectations; posts an event per bad page. @c must be owned by the caller
  * (or its group). Returns the number of bad slots.
