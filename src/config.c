@@ -706,11 +706,27 @@ static int check_output(const char *opt, const char *path, char *err, size_t err
 	return 0;
 }
 
+/* --memcg-headroom: the storm's rounds set the limit; without them it would never be set */
+static int check_memcg(const struct pmd_config *cfg, char *err, size_t errlen)
+{
+	unsigned i;
+
+	if (!cfg->memcg_headroom)
+		return 0;
+	for (i = 0; pmd_stressors[i]; i++)
+		if (!strcmp(pmd_stressors[i]->name, "fault") && cfg->st[i].enabled &&
+		    cfg->st[i].nworkers)
+			return 0;
+	return pmd_errf(err, errlen, "--memcg-headroom: needs the fault stressor with at least "
+				     "one worker (its rounds set the cgroup's limit)");
+}
+
 int pmd_config_finish(struct pmd_config *cfg, char *err, size_t errlen)
 {
 	uint64_t mem = mem_total_bytes();
 	struct pmd_memlimit lim;
 	char a[32], b[32];
+	int rc;
 
 	if (check_output("json", cfg->json, err, errlen) ||
 	    check_output("ktap", cfg->ktap, err, errlen))
@@ -753,7 +769,8 @@ int pmd_config_finish(struct pmd_config *cfg, char *err, size_t errlen)
 	}
 	if (pmd_numa_check_config(cfg, err, errlen))
 		return -EINVAL;
-	return resolve_workers(cfg, err, errlen);
+	rc = resolve_workers(cfg, err, errlen);
+	return rc ? rc : check_memcg(cfg, err, errlen);
 }
 
 /* ---- --help and list -------------------------------------------------------- */

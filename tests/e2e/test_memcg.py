@@ -115,6 +115,12 @@ r = run(base + ["--memcg-headroom", "768K", "--duration", "1s"], json_report=Fal
 check(r.rc == 2 and "--memcg-headroom 786432" in r.err and "--fault-pages" in r.err,
       f"512 pages x 4 chunks under 768K: exit 2 naming the value ({r.rc}: {r.err.strip()[:200]})")
 
+# nothing would ever set the limit without the storm's rounds
+r = run(["--stressors", "zap", "--threads", "1", "--memcg-headroom", "1M", "--duration", "1s"],
+        json_report=False)
+check(r.rc == 2 and "--memcg-headroom" in r.err and "fault stressor" in r.err,
+      f"without the fault stressor: exit 2 ({r.rc}: {r.err.strip()[:160]})")
+
 # without root: cannot make the cgroup, cannot run here
 nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 q = subprocess.run(nobody + [PMDSTRESS] + mc + ["--duration", "1s"], capture_output=True,
