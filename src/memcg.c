@@ -174,7 +174,7 @@ int pmd_memcg_enter(struct pmd_memcg *m, uint64_t headroom, char *err, size_t er
 static void rearm(struct pmd_memcg *m)
 {
 	char buf[32], *end;
-	unsigned long long usage, seen;
+	uint64_t usage, seen;
 	ssize_t n = pread(m->usage_fd, buf, sizeof(buf) - 1, 0);
 	int len;
 
@@ -182,10 +182,10 @@ static void rearm(struct pmd_memcg *m)
 		goto err;
 	buf[n] = '\0';
 	errno = 0;
-	usage = strtoull(buf, &end, 10);
+	usage = (uint64_t)strtoull(buf, &end, 10);
 	if (end == buf || errno)
 		goto err;
-	len = snprintf(buf, sizeof(buf), "%llu", usage + m->headroom);
+	len = snprintf(buf, sizeof(buf), "%llu", (unsigned long long)(usage + m->headroom));
 	if (pwrite(m->limit_fd, buf, (size_t)len, 0) != len)
 		goto err;
 	__atomic_add_fetch(&m->rearms, 1, __ATOMIC_RELAXED);
