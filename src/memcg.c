@@ -185,7 +185,7 @@ static void rearm(struct pmd_memcg *m)
 	usage = (uint64_t)strtoull(buf, &end, 10);
 	if (end == buf || errno)
 		goto err;
-	len = snprintf(buf, sizeof(buf), "%llu", (unsigned long long)(usage + m->headroom));
+	len = snprintf(buf, sizeof(buf), "%llu", (unsigned long long)usage + m->headroom);
 	if (pwrite(m->limit_fd, buf, (size_t)len, 0) != len)
 		goto err;
 	__atomic_add_fetch(&m->rearms, 1, __ATOMIC_RELAXED);
