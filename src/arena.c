@@ -267,11 +267,35 @@ int pmd_arena_fresh_range(const struct pmd_arena *a, void *addr, size_t len)
 
 int pmd_arena_map_fresh(const struct pmd_arena *a, void *addr, size_t len, int *advice_err)
 {
+	void *tmp;
+	int err;
+
 	*advice_err = 0;
-	if (mmap(addr, len, PROT_READ | PROT_WRITE, map_flags(a->shared) | MAP_FIXED, -1, 0) ==
-	    MAP_FAILED)
+	if (a->mpol.mode == MPOL_DEFAULT) {
+		if (mmap(addr, len, PROT_READ | PROT_WRITE, map_flags(a->shared) | MAP_FIXED, -1,
+			 0) == MAP_FAILED)
+			return -errno;
+		*advice_err = pmd_arena_fresh_range(a, addr, len);
+		return 0;
+	}
+	/*
+	 * With a memory policy, a MAP_FIXED mapping would carry the default
+	 * policy until the mbind after it: a racing fault would place its
+	 * page by the wrong policy, and numa_maps would show the arena cut
+	 * into default and policy VMAs. So the fresh range gets its advice
+	 * and policy elsewhere, then replaces the old one in one mremap
+	 * (which unmaps the target and moves the VMA, policy and all, under
+	 * one mmap_lock hold).
+	 */
+	tmp = mmap(NULL, len, PROT_READ | PROT_WRITE, map_flags(a->shared), -1, 0);
+	if (tmp == MAP_FAILED)
 		return -errno;
-	*advice_err = pmd_arena_fresh_range(a, addr, len);
+	*advice_err = pmd_arena_fresh_range(a, tmp, len);
+	if (mremap(tmp, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, addr) == MAP_FAILED) {
+		err = -errno;
+		munmap(tmp, len);
+		return err;
+	}
 	return 0;
 }
 

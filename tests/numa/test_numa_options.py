@@ -107,18 +107,20 @@ check(text.rc == 0 and "placement: cpu-nodes spread" in text.out,
 
 # ---- --mem-policy: the arena's VMA has it (numa_maps), until the end -------------------
 def policies_while_running(args):
-    """Policies of the arena's VMAs in numa_maps, read mid-run (the arena's
-    range comes from the JSON report at the end)."""
+    """Policies of the arena's VMAs in numa_maps, read many times mid-run (the
+    arena's range comes from the JSON report at the end)."""
     path = os.path.join(os.environ.get("PMD_BUILD_DIR", "/tmp"), f"numa-maps-{os.getpid()}.json")
     p = spawn(["--threads", "2", "--duration", "2s", "--size", "16M", "--progress", "off",
                "--quiet", "--stressors", "fault", "--json", path] + args)
     lines = []
-    try:
-        time.sleep(1.0)
-        with open(f"/proc/{p.pid}/numa_maps") as f:
-            lines = f.read().splitlines()
-    except OSError:
-        pass
+    time.sleep(0.5)
+    for _ in range(40):  # many samples: a transient policy gap must show too
+        try:
+            with open(f"/proc/{p.pid}/numa_maps") as f:
+                lines += f.read().splitlines()
+        except OSError:
+            break
+        time.sleep(0.02)
     p.communicate(timeout=30)
     seen = set()
     try:
