@@ -8,7 +8,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fuzzrun  # noqa: E402
 from pmdtest import done  # noqa: E402
 
-seconds = int(os.environ.get("PMD_FUZZ_SECONDS", "0") or 900)
+seconds = int(os.environ.get("PMD_FUZZ_SECONDS") or 900)
 fuzzrun.build()
 for target in fuzzrun.TARGETS:
     fuzzrun.fuzz(target, seconds)
