@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sched.h>
 #include <sys/mman.h>
-#include <numaif.h>
+#include <pmdstress/numasys.h>
 #include <urcu.h>
 
 static const char *const op_names[PMD_OP_COUNT] = {

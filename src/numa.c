@@ -6,9 +6,10 @@
  * (set the NUMA hinting scanner for the run, put back at exit), and where
  * each worker was when its run ended, for the report.
  *
- * Only <numaif.h>, the syscall wrappers, is used: libnuma's topology layer
- * prints to stderr and can exit on errors, and it cannot say which value
- * the user got wrong.
+ * libnuma is not linked: its topology layer prints to stderr and can exit
+ * on errors, and it cannot say which value the user got wrong; its syscall
+ * wrappers are <pmdstress/numasys.h>'s (which says why), its <numaif.h>
+ * gives the MPOL_* constants.
  */
 #include "numa.h"
 
@@ -18,7 +19,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <jansson.h>
-#include <numaif.h>
+#include <pmdstress/numasys.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -209,7 +210,7 @@ void pmd_numa_init(struct pmd_numa *n)
 
 	memset(n, 0, sizeof(*n));
 	/* get_mempolicy(2) answers ENOSYS on a kernel without CONFIG_NUMA */
-	n->available = !(get_mempolicy(NULL, NULL, 0, NULL, 0) && errno == ENOSYS);
+	n->available = !(pmd_get_mempolicy(NULL, NULL, 0, NULL, 0) && errno == ENOSYS);
 	for (i = 0; i < PMD_MAX_NODES; i++) {
 		struct pmd_numa_node *nd;
 		char path[128];
@@ -366,7 +367,7 @@ int pmd_numa_check_config(const struct pmd_config *cfg, char *err, size_t errlen
 	rc = cpu_nodes_parse(cfg->cpu_nodes, pmd_numa_cpu_nodes(), &mask, err, errlen);
 	if (!rc)
 		rc = pmd_mempolicy_parse(cfg->mem_policy, pmd_numa_mem_nodes(), &p, err, errlen);
-	if (!rc && p.mode != MPOL_DEFAULT && get_mempolicy(NULL, NULL, 0, NULL, 0) &&
+	if (!rc && p.mode != MPOL_DEFAULT && pmd_get_mempolicy(NULL, NULL, 0, NULL, 0) &&
 	    errno == ENOSYS)
 		return pmd_errf(err, errlen,
 			    "--mem-policy: invalid value '%s' (this kernel has no NUMA support: "
@@ -394,8 +395,8 @@ int pmd_arena_policy(const struct pmd_arena *a, void *addr, size_t len)
 	 * than the bits the kernel reads (mbind(2)'s historical off-by-one).
 	 */
 	if (a->mpol.mode == MPOL_DEFAULT || a->mpol.mode == MPOL_LOCAL)
-		return mbind(addr, len, a->mpol.mode, NULL, 0, 0) ? -errno : 0;
-	return mbind(addr, len, a->mpol.mode, mask, PMD_MAX_NODES + 1, 0) ? -errno : 0;
+		return pmd_mbind(addr, len, a->mpol.mode, NULL, 0, 0) ? -errno : 0;
+	return pmd_mbind(addr, len, a->mpol.mode, mask, PMD_MAX_NODES + 1, 0) ? -errno : 0;
 }
 
 /* ---- placement ------------------------------------------------------------------- */

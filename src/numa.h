@@ -6,8 +6,8 @@
  * through <pmdstress/arena.h>.
  *
  * On the engine's include path this header shadows libnuma's <numa.h>: the
- * engine uses only <numaif.h> (the syscall wrappers: mbind, move_pages,
- * get_mempolicy) and reads the topology from /sys/devices/system/node.
+ * engine calls the policy syscalls directly (<pmdstress/numasys.h>) and
+ * reads the topology from /sys/devices/system/node.
  */
 #ifndef PMD_NUMA_H
 #define PMD_NUMA_H
@@ -26,7 +26,7 @@ struct pmd_numa_node {
 	bool has_cpus, has_memory;
 	unsigned ncpus;
 	char cpus[128];	    /* cpulist, "0-3,8" */
-	uint64_t mem_total; /* bytes, numa_node_size64() */
+	uint64_t mem_total; /* bytes, the node's meminfo MemTotal */
 	uint64_t mem_free;
 };
 

@@ -41,7 +41,7 @@
 #include <pmdstress/stressor.h>
 
 #include <errno.h>
-#include <numaif.h>
+#include <pmdstress/numasys.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -168,7 +168,7 @@ static int mems_allowed(int *nodes, unsigned max, unsigned *n)
 
 	memset(mask, 0, sizeof(mask));
 	*n = 0;
-	if (get_mempolicy(NULL, mask, NODEMASK_BITS, NULL, MPOL_F_MEMS_ALLOWED))
+	if (pmd_get_mempolicy(NULL, mask, NODEMASK_BITS, NULL, MPOL_F_MEMS_ALLOWED))
 		return -errno;
 	for (i = 0; i < NODEMASK_BITS && *n < max; i++)
 		if (mask[i / LONG_BITS] & (1ul << (i % LONG_BITS)))
@@ -192,7 +192,7 @@ static int node_of(struct migrate_worker *mw, unsigned n)
 {
 	unsigned i;
 
-	if (move_pages(0, n, mw->pages, NULL, mw->status, 0))
+	if (pmd_move_pages(0, n, mw->pages, NULL, mw->status, 0))
 		return -1;
 	for (i = 0; i < n; i++)
 		if (mw->status[i] >= 0)
@@ -207,7 +207,7 @@ static void count_placement(struct pmd_worker *w, struct migrate_worker *mw, uns
 	uint64_t on = 0, other = 0, absent = 0;
 	unsigned i;
 
-	if (move_pages(0, n, mw->pages, NULL, mw->status, 0))
+	if (pmd_move_pages(0, n, mw->pages, NULL, mw->status, 0))
 		return;
 	for (i = 0; i < n; i++) {
 		if (mw->status[i] == target)
@@ -316,7 +316,7 @@ static void move_set(struct pmd_worker *w, struct migrate_priv *mp, struct migra
 	if (!held && pmd_chunk_state(c) == PMD_CHUNK_ROUND)
 		pmd_count(w, M_RACED, 1);
 	t0 = pmd_now_ns();
-	rc = (int)move_pages(0, n, mw->pages, mw->nodes, mw->status, MPOL_MF_MOVE);
+	rc = (int)pmd_move_pages(0, n, mw->pages, mw->nodes, mw->status, MPOL_MF_MOVE);
 	pmd_latency(w, n == PMD_CHUNK_PAGES ? L_CHUNK : L_PAGES, pmd_now_ns() - t0);
 	pmd_chunk_log(c, t0, n == PMD_CHUNK_PAGES ? PMD_OP_MIGRATE : PMD_OP_MIGRATE_PAGES, w->id,
 		      (uint32_t)target);
@@ -345,7 +345,7 @@ static void mbind_move(struct pmd_worker *w, struct migrate_priv *mp, struct mig
 		pmd_count(w, M_RACED, 1);
 	t0 = pmd_now_ns();
 	/* no MPOL_MF_STRICT: pages that cannot move are not an error here */
-	rc = mbind(addr, PMD_CHUNK_SIZE, MPOL_BIND, mask, PMD_MAX_NODES + 1, MPOL_MF_MOVE);
+	rc = pmd_mbind(addr, PMD_CHUNK_SIZE, MPOL_BIND, mask, PMD_MAX_NODES + 1, MPOL_MF_MOVE);
 	if (rc)
 		err = errno;
 	pmd_latency(w, L_MBIND, pmd_now_ns() - t0);
@@ -386,7 +386,7 @@ static void migrate_process(struct pmd_worker *w, struct migrate_priv *mp,
 				1ul << ((unsigned)mp->nodes[i] % LONG_BITS);
 	to[(unsigned)target / LONG_BITS] |= 1ul << ((unsigned)target % LONG_BITS);
 	t0 = pmd_now_ns();
-	rc = migrate_pages(0, PMD_MAX_NODES + 1, from, to);
+	rc = pmd_migrate_pages(0, PMD_MAX_NODES + 1, from, to);
 	pmd_latency(w, L_PROCESS, pmd_now_ns() - t0);
 	pmd_count(w, M_OPS, 1);
 	pmd_count(w, M_PROCESSES, 1);
@@ -429,7 +429,7 @@ static void move_heads(struct pmd_worker *w, struct migrate_priv *mp, struct mig
 			pmd_count(w, M_RACED, 1);
 	}
 	t0 = pmd_now_ns();
-	rc = (int)move_pages(0, n, mw->pages, mw->nodes, mw->status, MPOL_MF_MOVE);
+	rc = (int)pmd_move_pages(0, n, mw->pages, mw->nodes, mw->status, MPOL_MF_MOVE);
 	pmd_latency(w, L_CHUNK, pmd_now_ns() - t0);
 	for (i = 0; i < n; i++)
 		pmd_chunk_log(mw->heads[i], t0, PMD_OP_MIGRATE, w->id, (uint32_t)target);
@@ -549,7 +549,7 @@ static const char *migrate_supported(struct pmd_sinst *si)
 			 "node %d only; try tools/vm/pmd-vm --nodes 2)", n ? nodes[0] : 0);
 		return si->why;
 	}
-	if (move_pages(0, 1, &page, NULL, &status, 0) && errno == ENOSYS) {
+	if (pmd_move_pages(0, 1, &page, NULL, &status, 0) && errno == ENOSYS) {
 		snprintf(si->why, sizeof(si->why),
 			 "kernel without page migration (move_pages: ENOSYS, CONFIG_MIGRATION)");
 		return si->why;
