@@ -10,6 +10,7 @@ internals only."""
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
@@ -50,7 +51,26 @@ for what, needle in [("leak", "definitely lost"), ("uninit", "uninitialised valu
 # (root) or smaps instead. The brk and page stressors are left out: memcheck
 # takes memory a brk() raise hands out as undefined, though the kernel zeroes it.
 probe = "kpageflags" if os.geteuid() == 0 else "smaps"
-BASE = [PMDSTRESS, "--progress", "off", "--quiet", "--size", "8M", "--thp-probe", probe]
+# memcheck replaces malloc only in a dynamically linked program: with the static
+# build (PMD_STATIC) the build has a dynamic twin of the same objects
+PMD = os.path.join(os.path.dirname(PMDSTRESS), "pmdstress-dyn")
+if not os.path.exists(PMD):
+    PMD = PMDSTRESS
+
+
+def has_interp(path):
+    """A PT_INTERP program header (ELF64 little-endian): a dynamic program."""
+    with open(path, "rb") as f:
+        elf = f.read()
+    phoff, = struct.unpack_from("<Q", elf, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", elf, 0x36)
+    return any(struct.unpack_from("<I", elf, phoff + i * phentsize)[0] == 3
+               for i in range(phnum))
+
+
+dynamic = has_interp(PMD)
+check(dynamic, f"{os.path.basename(PMD)} is dynamically linked, so memcheck sees its heap")
+BASE = [PMD, "--progress", "off", "--quiet", "--size", "8M", "--thp-probe", probe]
 runs = [
     (["--threads", "6", "--duration", "2s"], 0,
      "the race: fault + toggle, zap, split, collapse, procwalk, fork"),
