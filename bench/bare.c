@@ -9,6 +9,11 @@
  *   bare fork POP_MB SECONDS thp|4k             fork + _exit + wait, parent populated
  *   bare exec POP_MB SECONDS thp|4k [PROG ARG]  fork + execve(PROG ARG, default: self child) + wait
  *   bare child                                  what exec runs: exit 0 at once
+ *
+ * BARE_IDLE_THREADS=N makes fork and exec start N threads that only sleep
+ * before the loop: the kernel's fork of a multi-threaded process costs more
+ * than of a single-threaded one, and pmdstress always has its main thread,
+ * its oracle thread and the worker; bench/run.py measures both shapes.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -143,15 +148,37 @@ static int mt_mode(int threads, size_t mb, int rounds, int thp)
 	return 0;
 }
 
+static void *idle_thread(void *arg)
+{
+	(void)arg;
+	for (;;)
+		pause();
+	return NULL;
+}
+
 static int fork_mode(size_t mb, double secs, int thp, int do_exec, const char *prog,
 		     const char *arg)
 {
 	size_t len = mb << 20;
 	char *p = map(len, thp, 0);
+	const char *idle = getenv("BARE_IDLE_THREADS");
 	double t0, t, end;
 	long n = 0;
+	int i;
 
 	touch(p, len); /* populated parent: fork copies its page tables */
+	for (i = 0; idle && i < atoi(idle); i++) {
+		pthread_attr_t attr;
+		pthread_t tid;
+
+		pthread_attr_init(&attr);
+		pthread_attr_setstacksize(&attr, 64 << 10);
+		if (pthread_create(&tid, &attr, idle_thread, NULL)) {
+			fprintf(stderr, "pthread_create failed\n");
+			return 2;
+		}
+		pthread_attr_destroy(&attr);
+	}
 	t0 = now_ns();
 	end = t0 + secs * 1e9;
 	while ((t = now_ns()) < end) {

@@ -47,9 +47,10 @@ def build_bare():
     return out
 
 
-def bare(binary, *args):
+def bare(binary, *args, idle_threads=0):
+    env = dict(os.environ, BARE_IDLE_THREADS=str(idle_threads))
     p = subprocess.run([binary] + [str(a) for a in args], capture_output=True, text=True,
-                       check=True)
+                       check=True, env=env)
     return [json.loads(l) for l in p.stdout.splitlines() if l.startswith("{")]
 
 
@@ -165,19 +166,26 @@ def section_forkexec(t, bare_bin, quick):
             print(f"  {kind}: skipped: no {kind} stressor in this build")
             continue
         for thp in ("4k", "thp"):
-            b, p = [], []
+            b, b3, p = [], [], []
             for _ in range(pairs):
                 # the same populated size, and for exec the same program: pmdstress's
-                # --exec-child (its shared libraries are part of what exec costs)
+                # --exec-child
                 extra = [PMD, "--exec-child"] if kind == "exec" else []
                 b.append(bare(bare_bin, kind, pop_mb, secs, thp, *extra)[0]["ops_per_s"])
+                # pmdstress forks from its worker while its main thread and its
+                # oracle thread sleep: the bare loop with two sleeping threads
+                b3.append(bare(bare_bin, kind, pop_mb, secs, thp, *extra,
+                               idle_threads=2)[0]["ops_per_s"])
                 doc = pmd("--config", "aim9" if thp == "thp" else "aim9_4k", "--stressors", kind,
                           "--size", f"{pop_mb}M", "--duration", f"{secs}s", "--rounds", 1)
                 s = [x for x in doc["stressors"] if x["name"] == kind][0]
                 p.append(s["ops_per_s"])
             t.add(f"{kind}/s, parent populated with {thp} pages", statistics.median(b),
                   statistics.median(p), 0.97, f"{kind}s/s", lower_better=False,
-                  note=f"({pop_mb} MiB populated)")
+                  note=f"({pop_mb} MiB populated, bare single-threaded)")
+            t.add(f"{kind}/s, {thp} pages, bare with 2 sleeping threads", statistics.median(b3),
+                  statistics.median(p), 0.97, f"{kind}s/s", lower_better=False,
+                  note="(the same process shape: the harness's own cost)")
 
 
 def section_scale(t, quick):
