@@ -161,13 +161,13 @@ static int fork_mode(size_t mb, double secs, int thp, int do_exec, const char *p
 {
 	size_t len = mb << 20;
 	char *p = map(len, thp, 0);
-	const char *idle = getenv("BARE_IDLE_THREADS");
+	const char *idle_env = getenv("BARE_IDLE_THREADS");
+	int i, idle = idle_env ? atoi(idle_env) : 0;
 	double t0, t, end;
 	long n = 0;
-	int i;
 
 	touch(p, len); /* populated parent: fork copies its page tables */
-	for (i = 0; idle && i < atoi(idle); i++) {
+	for (i = 0; i < idle; i++) {
 		pthread_attr_t attr;
 		pthread_t tid;
 
