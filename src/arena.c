@@ -356,10 +356,16 @@ int pmd_arena_create(struct pmd_arena *a, const struct pmd_config *cfg)
 	return 0;
 }
 
+void pmd_arena_unmap(struct pmd_arena *a)
+{
+	if (a->base && !a->unmapped)
+		munmap(a->base, a->size + (size_t)a->nspare * PMD_CHUNK_SIZE);
+	a->unmapped = true;
+}
+
 void pmd_arena_destroy(struct pmd_arena *a)
 {
-	if (a->base)
-		munmap(a->base, a->size + (size_t)a->nspare * PMD_CHUNK_SIZE);
+	pmd_arena_unmap(a);
 	free(a->chunks);
 	memset(a, 0, sizeof(*a));
 }

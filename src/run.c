@@ -790,11 +790,13 @@ static int run_round(struct pmd_run *run, const sigset_t *set, unsigned index)
 		run->wall_start = (uint64_t)time(NULL);
 		pmd_report_start(stdout, run);
 	}
+	pmd_sigwatch_stop(&run->sigwatch); /* the main loop takes the signals now */
 	release_workers(run);
 	pmd_monitor_start(run);
 	main_loop(run, set, why, sizeof(why));
 	snprintf(run->stop_reason, sizeof(run->stop_reason), "%s", why);
 	joined = join_workers(run, set);
+	pmd_sigwatch_start(&run->sigwatch, run, set); /* verify, teardown, the report */
 	run->t_end = pmd_now_ns();
 	post_fatal_event(run);
 	pmd_monitor_stop(run);
@@ -812,6 +814,7 @@ static int run_round(struct pmd_run *run, const sigset_t *set, unsigned index)
 /* Everything the run holds; after an early failure too. */
 static void run_free(struct pmd_run *run)
 {
+	pmd_sigwatch_stop(&run->sigwatch);
 	pmd_jsonl_close(run);
 	round_cleanup(run);
 	pmd_bench_free(run);
@@ -829,7 +832,7 @@ int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 	struct pmd_run *run;
 	char err[PMD_ERRLEN];
 	unsigned i, nrounds;
-	int rc = 0, werr = 0, kerr = 0;
+	int rc = 0, werr = 0, kerr = 0, sig;
 	sigset_t set;
 
 	/*
@@ -893,10 +896,22 @@ int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 			goto out;
 		if (cfg->rounds)
 			pmd_bench_round_done(run, i, cfg->warmup && i == 0);
-		if (rc < 0 || run->stop_signal || run->aborting)
+		if (rc < 0 || __atomic_load_n(&run->stop_signal, __ATOMIC_ACQUIRE) ||
+		    run->aborting)
 			break;
 	}
 	pmd_jsonl_close(run);
+	if (!rc) {
+		/*
+		 * Freeing the arena's last pages is kernel work too (a bad page
+		 * state or map is often found only then): unmap it now, and read
+		 * the log once more, so that the verdict includes what it said.
+		 * Not after a hang: that worker may still be in the arena.
+		 */
+		pmd_arena_unmap(&run->arena);
+		pmd_monitor_stop(run);
+		pmd_events_drain(run);
+	}
 	/* every worker has stopped (or hangs): put back what stressors changed */
 	pmd_restore_all();
 	pmd_memcg_leave(&run->memcg);
@@ -919,10 +934,36 @@ int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 							     "missing");
 	}
 	fflush(stdout);
-	fprintf(stderr, "pmdstress: %s (exit %d)\n", run->verdict, run->exit_code);
+	sig = __atomic_load_n(&run->stop_signal, __ATOMIC_ACQUIRE);
+	if (sig && !run->exit_code)
+		fprintf(stderr, "pmdstress: %s, stopped by %s, seed 0x%016llx (ending by the "
+				"signal, exit %d)\n", run->verdict, strsignal(sig),
+			(unsigned long long)cfg->seed_used, 128 + sig);
+	else
+		fprintf(stderr, "pmdstress: %s, seed 0x%016llx (exit %d)\n", run->verdict,
+			(unsigned long long)cfg->seed_used, run->exit_code);
 	if (rc < 0) /* a worker is stuck in the kernel: do not wait for it */
 		_exit(run->exit_code);
+	pmd_sigwatch_stop(&run->sigwatch);
 	rc = run->exit_code;
+	if (sig && !rc) {
+		/*
+		 * A clean run a signal stopped: settings restored and the report
+		 * out, it ends by the signal, as a program stopped by one does, so
+		 * a shell, timeout(1) or git bisect run sees the interruption and
+		 * does not take it for a finished clean run. A verdict other than
+		 * clean keeps its exit code: it says more.
+		 */
+		sigset_t only;
+
+		fflush(NULL);
+		signal(sig, SIG_DFL);
+		raise(sig);
+		sigemptyset(&only); /* not a worker's pending SIGUSR1, which would win */
+		sigaddset(&only, sig);
+		pthread_sigmask(SIG_UNBLOCK, &only, NULL);
+		_exit(128 + sig);
+	}
 out:
 	run_free(run);
 	return rc;

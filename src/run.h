@@ -9,6 +9,7 @@
 #include "monitor.h"
 #include "numa.h"
 #include "progress.h"
+#include "sigwatch.h"
 #include "sysinfo.h"
 #include "vmstat.h"
 
@@ -53,7 +54,8 @@ struct pmd_run {
 	uint64_t t_origin;   /* t0 of the first round: the clock events are reported on */
 	uint64_t start_ns;   /* spawning the workers and their setup, first round */
 	unsigned long long start_rss_before, start_rss_after;
-	int stop_signal;     /* the signal that stopped the run, or 0 */
+	int stop_signal;     /* atomic: the signal that stopped the run, or 0 */
+	struct pmd_sigwatch sigwatch; /* takes the signals once the main loop ended */
 	bool aborting;	     /* a monitor ended the run (hang, fault on a live chunk) */
 	char abort_reason[32];
 	struct pmd_monitor mon;
@@ -143,6 +145,8 @@ int pmd_arena_smaps(const struct pmd_arena *a, uint64_t *rss, uint64_t *huge, ui
 
 int pmd_arena_create(struct pmd_arena *a, const struct pmd_config *cfg);
 void pmd_arena_destroy(struct pmd_arena *a);
+/* Give the arena's memory back to the kernel, keeping its description for the report. */
+void pmd_arena_unmap(struct pmd_arena *a);
 
 int pmd_inject_parse(const char *text, struct pmd_inject *inj, char *err, size_t errlen);
 

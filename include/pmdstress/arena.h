@@ -135,6 +135,7 @@ struct pmd_arena {
 	uint64_t tag_key; /* from the seed: stamps of another run never verify */
 	struct pmd_mempolicy mpol;
 	struct pmd_chunk *chunks;
+	bool unmapped; /* pmd_arena_unmap() ran: base and size are only a record now */
 };
 
 /* ---- memory accesses: always relaxed atomics ---------------------------- */

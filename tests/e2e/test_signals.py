@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # labels: e2e
 # timeout: 120
-"""Ctrl-C ends a run cleanly with a full report; a second one exits at once."""
+"""Ctrl-C ends a run cleanly with a full report, then by the signal; a second
+one exits at once, also while the report is being written."""
 import os
 import signal
 import sys
@@ -10,6 +11,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 from pmdtest import check, done, spawn  # noqa: E402
 import json  # noqa: E402
+import subprocess  # noqa: E402
 
 for sig, name in [(signal.SIGINT, "Interrupt"), (signal.SIGTERM, "Terminated"),
                   (signal.SIGHUP, "Hangup")]:
@@ -20,7 +22,11 @@ for sig, name in [(signal.SIGINT, "Interrupt"), (signal.SIGTERM, "Terminated"),
     p.send_signal(sig)
     out, err = p.communicate(timeout=30)
     dt = time.monotonic() - t0
-    check(p.returncode == 0, f"{name}: exit 0 after a clean stop (rc {p.returncode}) {err[-500:]}")
+    # the report and the restore done, a clean run ends by the signal, so that a shell
+    # loop or script around it stops too (0 would tell it the run finished)
+    check(p.returncode == -sig, f"{name}: ends by {name} after a clean stop (rc {p.returncode}) "
+          f"{err[-500:]}")
+    check(f"stopped by {name}" in err, f"{name}: stderr says the signal stopped the run")
     check(dt < 5, f"{name}: stopped within {dt:.2f}s")
     check("verdict: clean" in out, f"{name}: full text report printed")
     if check(os.path.exists(path), f"{name}: JSON report written"):
@@ -36,5 +42,24 @@ time.sleep(1.0)
 p.send_signal(signal.SIGINT)
 p.send_signal(signal.SIGINT)
 out, err = p.communicate(timeout=30)
-check(p.returncode in (0, 130), f"double SIGINT: exits 0 (stopped first) or 130 (at once): {p.returncode}")
+check(p.returncode in (-signal.SIGINT, 130),
+      f"double SIGINT: ends by SIGINT (stopped first) or 130 (at once): {p.returncode}")
+
+# a second SIGINT while the report is being written exits at once: here the
+# report cannot be written, its pipe is full and nobody reads it
+p = spawn(["--threads", "300", "--duration", "60s", "--progress", "off", "--json", "-"])
+time.sleep(2.0)
+p.send_signal(signal.SIGINT)
+time.sleep(1.5)  # stopped, joined, writing the report into the full pipe
+t0 = time.monotonic()
+p.send_signal(signal.SIGINT)
+try:
+    p.wait(timeout=5)
+    dt = time.monotonic() - t0
+    check(p.returncode == 130 and dt < 1.0,
+          f"second SIGINT during the report: exit 130 at once (rc {p.returncode}, {dt:.2f}s)")
+except subprocess.TimeoutExpired:
+    p.kill()
+    p.wait()
+    check(False, "second SIGINT during the report: still running 5 s later")
 done()
