@@ -8,6 +8,10 @@
 #include "config.h"
 #include "run.h"
 
+#include "units.h"
+
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 static void append(char *buf, size_t len, size_t *n, const char *a, const char *b)
@@ -150,4 +154,42 @@ void pmd_reconcile(const struct pmd_run *run, struct pmd_reconcile *r)
 
 		r->contested_huge = beyond > 0 ? beyond / 512 : 0;
 	}
+}
+
+/*
+ * What the chunk went through before the bad read, newest last: the forensic
+ * part of an event a reader of the text needs first (the JSON has it all).
+ */
+void pmd_ring_text(FILE *out, const struct pmd_run *run, const struct pmd_event *e)
+{
+	unsigned i = e->ring_len > 8 ? e->ring_len - 8 : 0;
+
+	fprintf(out, "    chunk %d's last operations (of %u kept):", e->chunk, e->ring_len);
+	for (; i < e->ring_len; i++) {
+		const struct pmd_ring_entry *r = &e->ring[i];
+		char t[16];
+
+		pmd_format_ns((double)(r->t_ns > run->t0 ? r->t_ns - run->t0 : 0), t, sizeof(t));
+		fprintf(out, " +%s %s w%u gen %u%s", t, pmd_op_name((unsigned)(r->word & 0xff)),
+			(unsigned)((r->word >> 8) & 0xffff), (unsigned)((r->word >> 24) & 0xfff),
+			i + 1 < e->ring_len ? ";" : "");
+	}
+	fprintf(out, "\n");
+}
+
+
+void pmd_forensic_dump(const struct pmd_run *run, const struct pmd_event *e)
+{
+	char cmd[2048], t[16];
+
+	pmd_format_ns((double)(e->t_ns > run->t0 ? e->t_ns - run->t0 : 0), t, sizeof(t));
+	pmd_rerun_command(run, cmd, sizeof(cmd));
+	fprintf(stderr, "pmdstress: first corruption at +%s: %s addr 0x%" PRIx64 " chunk %d page %d "
+			"slot %d: expected %#" PRIx64 " read %#" PRIx64 "; seed 0x%016" PRIx64 "\n",
+		t, pmd_class_name(e->class), e->addr, e->chunk, e->page, e->slot, e->expected,
+		e->actual, run->cfg->seed_used);
+	if (e->ring_len)
+		pmd_ring_text(stderr, run, e);
+	fprintf(stderr, "    rerun: %s\n", cmd);
+	fflush(stderr);
 }

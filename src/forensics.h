@@ -6,13 +6,25 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
+struct pmd_event;
 struct pmd_run;
 struct pmd_sinst;
 struct pmd_totals;
 
 /* One command line that reruns the same scenario with the same seed and options. */
 void pmd_rerun_command(const struct pmd_run *run, char *buf, size_t len);
+
+/* A chunk's last operations before event @e, one line (oldest first, at most 8). */
+void pmd_ring_text(FILE *out, const struct pmd_run *run, const struct pmd_event *e);
+
+/*
+ * On stderr at once, when the first corruption reaches the main thread: what
+ * it was, the chunk's last operations, the seed and the rerun command, so
+ * that a run killed afterwards (a CI timeout, kill -9) still leaves them.
+ */
+void pmd_forensic_dump(const struct pmd_run *run, const struct pmd_event *e);
 
 /* Race coverage of a stressor that declares it (PMD_MF_RACE_*): false if it does not. */
 bool pmd_race_of(const struct pmd_sinst *si, const struct pmd_totals *t, uint64_t *rounds,

@@ -200,6 +200,8 @@ static void vmstat_lines(FILE *out, const struct pmd_run *run)
 
 static void event_lines(FILE *out, const struct pmd_run *run)
 {
+	int rung[4] = { -1, -1, -1, -1 }; /* chunks whose ring is printed already */
+	unsigned nrung = 0, k;
 	uint64_t total = __atomic_load_n(&run->ev_posted, __ATOMIC_RELAXED);
 	unsigned i, c;
 
@@ -230,6 +232,14 @@ static void event_lines(FILE *out, const struct pmd_run *run)
 		else
 			fprintf(out, "  +%s %s %s: %s\n", t, pmd_event_kind_name(e->kind),
 				e->stressor ? e->stressor : "-", e->text);
+		if (e->chunk < 0 || !e->ring_len || nrung >= 4)
+			continue;
+		for (k = 0; k < nrung && rung[k] != e->chunk; k++)
+			;
+		if (k == nrung) {
+			rung[nrung++] = e->chunk;
+			pmd_ring_text(out, run, e);
+		}
 	}
 	if (total > 16)
 		fprintf(out, "  ... %" PRIu64 " more (the JSON report keeps the first %d)\n",

@@ -8,6 +8,7 @@
 
 #include "config.h"
 #include "fatal.h"
+#include "forensics.h"
 #include "jsonl.h"
 #include "progress.h"
 #include "report.h"
@@ -407,6 +408,17 @@ static void on_second_signal(struct pmd_run *run, int sig)
 	_exit(128 + sig);
 }
 
+static void first_corruption_dump(struct pmd_run *run)
+{
+	unsigned i;
+
+	for (i = 0; !run->dumped && i < run->nkept; i++)
+		if (run->kept[i].kind == PMD_EV_CORRUPTION) {
+			pmd_forensic_dump(run, &run->kept[i]);
+			run->dumped = true;
+		}
+}
+
 static void main_loop(struct pmd_run *run, const sigset_t *set, char *why, size_t whylen)
 {
 	const struct pmd_config *cfg = run->cfg;
@@ -446,6 +458,7 @@ static void main_loop(struct pmd_run *run, const sigset_t *set, char *why, size_
 			struct pmd_sample sample;
 
 			pmd_events_drain(run);
+			first_corruption_dump(run);
 			pmd_sample_take(run, &sample);
 			pmd_progress_tick(&prog, run, &sample);
 			pmd_jsonl_write(run, &run->last_sample, &sample);

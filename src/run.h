@@ -75,6 +75,7 @@ struct pmd_run {
 	uint64_t ev_posted; /* atomic: posted so far (the live line reads it) */
 	struct pmd_event kept[PMD_EVENTS_KEPT];
 	unsigned nkept;
+	bool dumped; /* the first corruption's forensic dump is out (src/forensics.c) */
 	uint64_t dropped;
 
 	/* THP state probing */

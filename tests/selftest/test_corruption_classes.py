@@ -3,11 +3,17 @@
 # timeout: 120
 """The checker's self-test: corrupt the arena behind the workers' backs, once
 per class, and see it caught with the right class, chunk, page, slot and
-address, and exit 1. A clean run with the same options stays clean."""
+address, and exit 1. A clean run with the same options stays clean. The
+first corruption's dump reaches stderr while the run goes on, and the rerun
+command it prints finds the same corruption."""
 import os
+import shlex
+import signal
+import subprocess
 import sys
+import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
-from pmdtest import check, done, run  # noqa: E402
+from pmdtest import PMDSTRESS, check, done, run  # noqa: E402
 
 base = ["--stressors", "fault", "--threads", "4", "--duration", "1s", "--size", "16M",
         "--progress", "off", "--quiet",
@@ -43,4 +49,28 @@ for cls in ["LOST_WRITE", "STALE", "FOREIGN", "NONZERO_AFTER_ZAP", "COW_LEAK"]:
         check(e["expected"] != e["actual"], f"{cls}/{mode}: expected != actual")
         if cls == "LOST_WRITE":
             check(int(e["actual"], 16) == 0, "LOST_WRITE reads zero")
+
+# the forensic dump is on stderr as soon as the main thread sees the corruption: a run
+# killed afterwards (a CI timeout's kill -9) still leaves it, with the rerun command
+p = subprocess.Popen([PMDSTRESS] + base[:-2] + ["--duration", "60s", "--inject",
+                                                f"stale:{CHUNK}:{PAGE}:{SLOT}:1"],
+                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+time.sleep(3.0)
+p.kill()
+_, err = p.communicate(timeout=30)
+dump = [x for x in err.splitlines() if x.startswith("pmdstress: first corruption at")]
+check(p.returncode == -signal.SIGKILL and dump and "STALE" in dump[0] and
+      f"chunk {CHUNK} page {PAGE} slot {SLOT}" in dump[0] and "seed 0x" in dump[0],
+      f"killed after a corruption: the dump was out before the kill ({err[-600:]!r})")
+check(f"chunk {CHUNK}'s last operations" in err and "inject" in err,
+      "the dump shows the chunk's last operations, the injection among them")
+rerun = [x.strip()[len("rerun: "):] for x in err.splitlines() if x.strip().startswith("rerun: ")]
+if check(len(rerun) == 1 and rerun[0].startswith("pmdstress "), f"the dump has the rerun command"):
+    # run it as printed (shorter): the same corruption again, exit 1
+    argv = shlex.split(rerun[0])[1:]
+    i = argv.index("--duration")
+    argv[i + 1] = "1s"
+    r = run(argv + ["--progress", "off", "--quiet"])
+    check(r.rc == 1 and r.doc["events"]["by_class"].get("STALE") == 1,
+          f"the printed rerun command finds the same STALE again (exit 1)\n{r.show()}")
 done()
