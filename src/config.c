@@ -95,7 +95,8 @@ const struct pmd_option pmd_global_options[] = {
 	  "test only: CLASS[:chunk[:page[:slot[:after]]]] corrupts the arena once",
 	  PMD_OPTF_HIDDEN },
 	{ "stack-size", PMD_OPT_SIZE, G(stack_size), PMD_DEFAULT_STACK, 16ull << 10, 64ull << 20,
-	  NULL, "worker thread stack size", PMD_OPTF_HIDDEN },
+	  NULL, "worker thread stack size (small, so that --threads 4096 stays light; raise it if a "
+	  "stressor's worker overflows)" },
 	PMD_OPT_END,
 };
 
@@ -163,20 +164,22 @@ void pmd_config_free(struct pmd_config *cfg)
 /* ---- stressor sections and names ---------------------------------------- */
 
 /* "did you mean" across stressor names */
-static const char *suggest_stressor(const char *name)
+static const char *suggest_stressor(const char *name, bool section)
 {
-	struct pmd_option names[PMD_MAX_STRESSORS + 1];
+	struct pmd_option names[PMD_MAX_STRESSORS + 2];
 	unsigned i;
 
 	memset(names, 0, sizeof(names));
+	names[0].name = "global"; /* a section's name too, not a stressor's */
 	for (i = 0; i < PMD_MAX_STRESSORS && pmd_stressors[i]; i++)
-		names[i].name = pmd_stressors[i]->name;
-	return pmd_opt_suggest(names, name);
+		names[i + 1].name = pmd_stressors[i]->name;
+	return pmd_opt_suggest(section ? names : names + 1, name);
 }
 
-static int unknown_stressor(const char *name, const char *where, char *err, size_t errlen)
+static int unknown_stressor(const char *name, const char *where, bool section, char *err,
+			    size_t errlen)
 {
-	const char *s = suggest_stressor(name);
+	const char *s = suggest_stressor(name, section);
 
 	if (s)
 		return pmd_errf(err, errlen, "%sunknown stressor '%s' (did you mean '%s'?)", where, name,
@@ -197,7 +200,7 @@ int pmd_config_select(struct pmd_config *cfg, const char *list, char *err, size_
 		const struct pmd_stressor *st = pmd_stressor_find(tok);
 
 		if (!st)
-			return unknown_stressor(tok, "--stressors: ", err, errlen);
+			return unknown_stressor(tok, "--stressors: ", false, err, errlen);
 		cfg->st[pmd_stressor_index(st)].enabled = true;
 		any = true;
 	}
@@ -230,6 +233,30 @@ static int section_slot(const char *section)
 	return st ? pmd_stressor_index(st) : -1;
 }
 
+static struct pmd_key_origin *find_origin(struct pmd_config *cfg, const char *key)
+{
+	unsigned i;
+
+	for (i = 0; i < cfg->norigin; i++)
+		if (!strcmp(cfg->origin[i].key, key))
+			return &cfg->origin[i];
+	return NULL;
+}
+
+/* @line 0: the command line set @key again, so no file line is to blame */
+static void set_origin(struct pmd_config *cfg, const char *key, const char *section, int line)
+{
+	struct pmd_key_origin *o = find_origin(cfg, key);
+
+	if (!o && (!line || cfg->norigin >= PMD_MAX_ORIGINS))
+		return;
+	if (!o)
+		o = &cfg->origin[cfg->norigin++];
+	snprintf(o->key, sizeof(o->key), "%s", key);
+	snprintf(o->section, sizeof(o->section), "%s", section);
+	o->line = line;
+}
+
 /* The reader saw "[name]": called once per section header, in order. */
 static int on_section(void *user, const char *section, int line)
 {
@@ -242,7 +269,7 @@ static int on_section(void *user, const char *section, int line)
 		return pmd_errf(x->err, x->errlen, "%sempty section name '[]'", where);
 	slot = section_slot(section);
 	if (slot < 0)
-		return unknown_stressor(section, where, x->err, x->errlen);
+		return unknown_stressor(section, where, true, x->err, x->errlen);
 	if (x->section_seen[slot])
 		return pmd_errf(x->err, x->errlen, "%sduplicate section [%s]", where, section);
 	x->section_seen[slot] = true;
@@ -275,7 +302,7 @@ static int on_key(void *user, const char *section, const char *name, const char 
 	 */
 	if (slot < 0) {
 		snprintf(where, sizeof(where), "%s:%d: ", x->origin, line);
-		return unknown_stressor(section, where, x->err, x->errlen);
+		return unknown_stressor(section, where, true, x->err, x->errlen);
 	}
 	if (slot == PMD_MAX_STRESSORS) {
 		table = pmd_global_options;
@@ -317,6 +344,11 @@ static int on_key(void *user, const char *section, const char *name, const char 
 	rc = pmd_opt_parse(opt, base, value, perr, sizeof(perr));
 	if (rc)
 		return pmd_errf(x->err, x->errlen, "%s%s", where, perr);
+	if (slot == PMD_MAX_STRESSORS)
+		snprintf(perr, sizeof(perr), "%s", opt->name);
+	else
+		snprintf(perr, sizeof(perr), "%s-%s", section, opt->name);
+	set_origin(x->cfg, perr, section, line);
 	return 0;
 }
 
@@ -334,6 +366,8 @@ int pmd_config_load_ini(struct pmd_config *cfg, const char *text, const char *or
 	x->origin = origin;
 	x->err = err;
 	x->errlen = errlen;
+	snprintf(cfg->ini_origin, sizeof(cfg->ini_origin), "%s", origin);
+	cfg->norigin = 0;
 	/* a scenario names its stressors; start from none */
 	for (i = 0; pmd_stressors[i]; i++)
 		cfg->st[i].enabled = false;
@@ -503,19 +537,26 @@ int pmd_config_apply_cli(struct pmd_config *cfg, const char *name, const char *v
 	if (opt->type == PMD_OPT_BOOL && (negate || !value || value[0] == '-' || !value[0] ||
 					  pmd_opt_parse(opt, base, value, perr, sizeof(perr)))) {
 		/* a bare --flag (or --no-flag) does not consume the next argument */
+		set_origin(cfg, negate ? name + 3 : name, "", 0);
 		return pmd_opt_parse(opt, base, negate ? "off" : "on", err, errlen);
 	}
 	if (opt->type == PMD_OPT_BOOL) {
+		set_origin(cfg, name, "", 0);
 		*used_value = true;
 		return 0;
 	}
-	if (!value)
-		return pmd_errf(err, errlen, "--%s needs a value (%s)", name, opt->help);
+	if (!value || !strncmp(value, "--", 2)) {
+		char what[256];
+
+		pmd_opt_describe(opt, what, sizeof(what));
+		return pmd_errf(err, errlen, "--%s needs a value (%s; %s)", name, what, opt->help);
+	}
 	*used_value = true;
 	rc = pmd_opt_parse(opt, base, value, perr, sizeof(perr));
 	/* perr starts with the option's own name; the user typed the full one */
 	if (rc)
 		return pmd_errf(err, errlen, "--%s%s", name, perr + strlen(opt->name));
+	set_origin(cfg, name, "", 0);
 	if (opt == pmd_opt_find(pmd_global_options, "stressors"))
 		return pmd_config_select(cfg, value, err, errlen);
 	return 0;
@@ -575,6 +616,10 @@ int pmd_config_from_argv(struct pmd_config *cfg, int argc, char **argv, char *er
 					    : "expected on|off, or no value");
 		if (!eq && used)
 			i++;
+		/* "--shared maybe": the word was meant as the flag's value */
+		if (!eq && !used && i + 1 < argc && strncmp(argv[i + 1], "--", 2))
+			return pmd_errf(err, errlen, "--%s: invalid value '%s' (expected on|off, as "
+						 "--%s=on, or no value)", name, argv[i + 1], name);
 	}
 	return 0;
 }
@@ -721,7 +766,34 @@ static int check_memcg(const struct pmd_config *cfg, char *err, size_t errlen)
 				     "one worker (its rounds set the cgroup's limit)");
 }
 
+static int finish_checks(struct pmd_config *cfg, char *err, size_t errlen);
+
+/*
+ * The cross-field checks name the option ("--size: ..."); when the scenario
+ * file set it, say where, as the parser does for what it refuses itself.
+ */
 int pmd_config_finish(struct pmd_config *cfg, char *err, size_t errlen)
+{
+	const struct pmd_key_origin *o;
+	char key[48], msg[PMD_ERRLEN];
+	size_t n;
+	int rc = finish_checks(cfg, err, errlen);
+
+	if (!rc || strncmp(err, "--", 2))
+		return rc;
+	n = strcspn(err + 2, ": ");
+	if (n >= sizeof(key))
+		return rc;
+	snprintf(key, sizeof(key), "%.*s", (int)n, err + 2);
+	o = find_origin(cfg, key);
+	if (!o || !o->line)
+		return rc;
+	snprintf(msg, sizeof(msg), "%s", err + 2);
+	snprintf(err, errlen, "%s:%d: [%s] %s", cfg->ini_origin, o->line, o->section, msg);
+	return rc;
+}
+
+static int finish_checks(struct pmd_config *cfg, char *err, size_t errlen)
 {
 	uint64_t mem = mem_total_bytes();
 	struct pmd_memlimit lim;

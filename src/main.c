@@ -101,8 +101,20 @@ int main(int argc, char **argv)
 		return cmd_run(argc - 2, argv + 2, argc, argv);
 	if (!strncmp(cmd, "--", 2) || argc == 1)
 		return cmd_run(argc - 1, argv + 1, argc, argv);
-	fprintf(stderr, "pmdstress: unknown command '%s' (commands: run, list, compare, plot, "
-			"help, version; "
-			"options start with --)\n", cmd);
+	{
+		static const struct pmd_option cmds[] = { { .name = "run" },	 { .name = "list" },
+							  { .name = "compare" }, { .name = "plot" },
+							  { .name = "help" },	 { .name = "version" },
+							  PMD_OPT_END };
+		const char *s = pmd_opt_suggest(cmds, cmd);
+
+		if (s)
+			fprintf(stderr, "pmdstress: unknown command '%s' (did you mean '%s'?)\n", cmd,
+				s);
+		else
+			fprintf(stderr, "pmdstress: unknown command '%s' (commands: run, list, "
+					"compare, plot, help, version; options start with --)\n",
+				cmd);
+	}
 	return 2;
 }

@@ -37,6 +37,8 @@ struct pmd_scfg {
 	void *opts;		  /* the stressor's private options */
 };
 
+#define PMD_MAX_ORIGINS 128
+
 struct pmd_config {
 	uint64_t threads; /* all workers of all stressors */
 	uint64_t duration_ns;
@@ -67,6 +69,19 @@ struct pmd_config {
 
 	/* derived */
 	char scenario[PMD_OPT_STRLEN]; /* builtin scenario name or file path */
+	/*
+	 * Where the scenario file set each key ("size", "fault-chunks": the
+	 * option's command-line name), so that a value refused only by the
+	 * cross-field checks is still reported with its file and line. A key
+	 * the command line set again has none: the command line won.
+	 */
+	char ini_origin[PMD_OPT_STRLEN];
+	struct pmd_key_origin {
+		char key[48];
+		char section[24];
+		int line;
+	} origin[PMD_MAX_ORIGINS];
+	unsigned norigin;
 	uint64_t seed_used;	       /* the seed, never 0 */
 	struct pmd_scfg st[PMD_MAX_STRESSORS];
 };

@@ -175,6 +175,19 @@ for flag, section, key, kind, lo, hi, allowed in opts:
                        [f"{ini}:{line}: [{section}] ", key, "''"])
         nini += 1
 
+# an option followed by another option has no value; a flag followed by a word is
+# given that word as a value; a misspelt command gets a suggestion
+expect_refused(["--threads", "--quiet"], "--threads --quiet", ["--threads needs a value",
+                                                               "integer 0..1000000"])
+expect_refused(["--fault-order", "--quiet"], "--fault-order --quiet",
+               ["--fault-order needs a value", "mixed|forward|backward|random"])
+expect_refused(["--fault-order"], "--fault-order (last)", ["--fault-order needs a value",
+                                                           "mixed|forward|backward|random"])
+expect_refused(["--shared", "maybe"], "--shared maybe", ["--shared: invalid value 'maybe'",
+                                                         "on|off"])
+expect_refused(["lst"], "the command 'lst'", ["unknown command 'lst'", "did you mean 'list'"])
+ncli += 5
+
 # command-line-only options are refused in a file, naming the key
 for key in ("config", "replay"):
     with open(ini, "w") as f:

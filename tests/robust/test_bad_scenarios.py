@@ -65,6 +65,16 @@ cases = [
     ("garbage.ini", bytes(range(256)) * 4, "garbage.ini"),
     ("bigfile.ini", b"; padding\n" * 200000, "scenario file larger than 1 MiB"),
     ("cli-only.ini", b"[global]\nreplay = a.json\n", "'replay' is only accepted on the command line"),
+    ("globl.ini", b"[globl]\nthreads = 2\n", ":1: unknown stressor 'globl' (did you mean 'global'?)"),
+    # refused only by the checks across options, after the file was read: still its line
+    ("size2m.ini", b"[fault]\n[global]\nthreads = 2\nsize = 3M\n",
+     ":4: [global] size: invalid value '3M' (must be a multiple of 2M"),
+    ("sizemem.ini", b"[global]\nsize = 255G\n[fault]\n",
+     ":2: [global] size: invalid value '255G' ("),  # larger than memory, a cgroup or RLIMIT_AS
+    ("memnode.ini", b"[global]\nmem-policy = bind:63\n[fault]\n",
+     ":2: [global] mem-policy: invalid value 'bind:63' (node 63 does not exist"),
+    ("cpunode.ini", b"[fault]\n[global]\ncpu-nodes = 63\n",
+     ":3: [global] cpu-nodes: invalid value '63' (node 63 does not exist"),
 ]
 for name, data, needle in cases:
     path = ini(name, data)
@@ -73,6 +83,12 @@ refused(["--config", tmp], [tmp, "Is a directory"], "a folder as the scenario")
 refused(["--config", os.path.join(tmp, "missing.ini")], ["missing.ini", "cannot open"],
         "a missing scenario file")
 refused(["--config", "rac"], ["no scenario 'rac'", "did you mean 'race'"], "a misspelt builtin")
+# the command line wins over the file: a bad size given there is the command line's
+path = ini("sizeok.ini", b"[global]\nsize = 8M\n[fault]\n")
+refused(["--config", path, "--size", "3M"], ["pmdstress: --size: invalid value '3M'"],
+        "a bad --size on the command line over a file's good one")
+rc, out, err = pmd(["--config", ini("sizebad.ini", b"[global]\nsize = 3M\n[fault]\n")] + QUICK)
+check(rc == 0, f"a file's bad size the command line replaced runs (rc {rc}: {err.strip()[:200]!r})")
 
 # accepted: a byte order mark and CRLF line ends (editors on other systems write them)
 path = ini("bom.ini", b"\xef\xbb\xbf[fault]\r\nchunks = 1\r\n[global]\r\nthreads = 3\r\n")
