@@ -70,8 +70,11 @@ runs = [
 for args in runs:
     r = sh([binary] + args + ["--progress", "off"], timeout=300)
     reports = re.findall(r"WARNING: ThreadSanitizer: [^\n]*", r.stderr)
-    check(not reports and r.returncode in (0, 1) and "FATAL" not in r.stderr,
-          f"TSan clean: {' '.join(args)} (rc {r.returncode}, {len(reports)} reports)"
+    # only the run with an injected corruption may (and must) end with exit 1
+    want = 1 if "--inject" in args else 0
+    check(not reports and r.returncode == want and "FATAL" not in r.stderr,
+          f"TSan clean: {' '.join(args)} (rc {r.returncode}, expected {want}, "
+          f"{len(reports)} reports)"
           + ("\n" + r.stderr[:6000] + "\n--- report (tail)\n" + r.stdout[-3000:]
-             if reports or r.returncode not in (0, 1) else ""))
+             if reports or r.returncode != want else ""))
 done()
