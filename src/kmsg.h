@@ -22,6 +22,8 @@ struct pmd_kmsg_record {
 bool pmd_kmsg_parse(char *buf, size_t len, struct pmd_kmsg_record *r);
 /* The kind of mm splat @line is, or NULL: "bad page map", "kernel BUG in mm", ... */
 const char *pmd_kmsg_match(const char *line);
+/* The @i-th fixed needle pmd_kmsg_match() looks for, NULL past the last: for its test. */
+const char *pmd_kmsg_pattern(size_t i);
 /* Letters for the bits of @mask, e.g. 0x240 -> "BW" (kernel/panic.c's taint_flags). */
 void pmd_taint_letters(uint64_t mask, char *buf, size_t len);
 
