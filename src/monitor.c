@@ -5,10 +5,12 @@
  * is read, at every priority. A matching line becomes an event with the
  * kernel's text, its timestamp on the run's clock, and the stressors and
  * chunks that were active then (chunks with an operation in their ring
- * within 100 ms before the line). New taint bits become an event with their
- * letters. A worker whose heartbeat does not move for --hang-timeout is a
- * hang: every task's state, wchan and (as root) kernel stack are dumped,
- * and the run ends with its report, exit 4.
+ * within 100 ms before the line). As root, a marker line written at the
+ * start and read back tells how far printk's clock is from the run's; else
+ * they are taken to be the same, and the chunk window is widened. New taint
+ * bits become an event with their letters. A worker whose heartbeat does
+ * not move for --hang-timeout is a hang: every task's state, wchan and (as
+ * root) kernel stack are dumped, and the run ends with its report, exit 4.
  */
 #include "monitor.h"
 
@@ -27,6 +29,8 @@
 #include <unistd.h>
 
 #define TICK_MS 100
+/* how far apart printk's clock and CLOCK_MONOTONIC may be when we cannot measure it */
+#define CLOCK_SLACK_UNKNOWN 250000000ull
 
 static bool read_taint(uint64_t *mask)
 {
@@ -36,6 +40,57 @@ static bool read_taint(uint64_t *mask)
 		return false;
 	*mask = strtoull(buf, NULL, 10);
 	return true;
+}
+
+/*
+ * printk stamps a record with local_clock(), which is not CLOCK_MONOTONIC:
+ * they start apart (here by a constant 53 ms) and part further over a
+ * suspend. Where we may write to the log (root), one line of ours, stamped
+ * between two reads of our clock and read back, gives the difference to
+ * within half the write's duration; it also shows whoever reads dmesg
+ * where the run began. It never matches a splat pattern (the unit test).
+ */
+static void measure_clock(struct pmd_run *run)
+{
+	struct pmd_monitor *m = &run->mon;
+	char line[128], buf[8192];
+	uint64_t before, after;
+	int fd, len;
+
+	m->clock_off_ns = 0;
+	m->clock_slack_ns = CLOCK_SLACK_UNKNOWN;
+	m->clock_measured = false;
+	fd = open("/dev/kmsg", O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	lseek(fd, 0, SEEK_END);
+	len = snprintf(line, sizeof(line), "<5>pmdstress: run start, seed %#llx, pid %d\n",
+		       (unsigned long long)run->cfg->seed_used, (int)getpid());
+	before = pmd_now_ns();
+	if (write(fd, line, (size_t)len) != len) {
+		close(fd);
+		return;
+	}
+	after = pmd_now_ns();
+	line[len - 1] = '\0'; /* the record's text: no level prefix, no newline */
+	for (;;) {
+		struct pmd_kmsg_record r;
+		ssize_t n = read(fd, buf, sizeof(buf) - 1);
+
+		if (n < 0 && errno == EPIPE)
+			continue;
+		if (n <= 0)
+			break; /* not there: the write was ratelimited away */
+		buf[n] = '\0';
+		if (!pmd_kmsg_parse(buf, (size_t)n, &r) || strcmp(r.text, line + 3))
+			continue;
+		m->clock_off_ns =
+		    (int64_t)(r.ts_us * 1000) - (int64_t)(before + (after - before) / 2);
+		m->clock_slack_ns = (after - before) / 2 + 1000; /* and the stamp's microsecond */
+		m->clock_measured = true;
+		break;
+	}
+	close(fd);
 }
 
 void pmd_monitor_open(struct pmd_run *run)
@@ -51,6 +106,7 @@ void pmd_monitor_open(struct pmd_run *run)
 		/* from the run's start: skip everything logged before */
 		lseek(m->kmsg_fd, 0, SEEK_END);
 		snprintf(m->kmsg_status, sizeof(m->kmsg_status), "reading");
+		measure_clock(run);
 	}
 	m->taint_ok = read_taint(&m->taint0);
 	m->taint_seen = m->taint0;
@@ -61,6 +117,8 @@ void pmd_monitor_open(struct pmd_run *run)
 /* Which stressors run and which chunks were touched around @t: the line's context. */
 static void active_at(const struct pmd_run *run, uint64_t t, char *buf, size_t len)
 {
+	const uint64_t before = 100000000ull + run->mon.clock_slack_ns;
+	const uint64_t after = 10000000ull + run->mon.clock_slack_ns;
 	size_t n = 0;
 	unsigned i, j, found = 0;
 
@@ -74,7 +132,7 @@ static void active_at(const struct pmd_run *run, uint64_t t, char *buf, size_t l
 		for (j = 0; j < PMD_RING_LEN; j++) {
 			uint64_t e = __atomic_load_n(&c->ring[j].t_ns, __ATOMIC_RELAXED);
 
-			if (e && e <= t + 10000000ull && e + 100000000ull >= t) {
+			if (e && e <= t + after && e + before >= t) {
 				n += (size_t)snprintf(buf + n, len - n, "%s%u", found ? "," : "; chunks ",
 						      c->index);
 				found++;
@@ -117,7 +175,7 @@ static void kernel_line(struct pmd_run *run, const struct pmd_kmsg_record *r)
 	m->context_left = 40;
 	memset(&ev, 0, sizeof(ev));
 	ev.kind = PMD_EV_KERNEL_LOG;
-	ev.t_ns = r->ts_us * 1000; /* local_clock: the same base as CLOCK_MONOTONIC here */
+	ev.t_ns = (uint64_t)((int64_t)(r->ts_us * 1000) - m->clock_off_ns); /* on our clock */
 	ev.worker = -1;
 	ev.chunk = -1;
 	active_at(run, ev.t_ns, ctx, sizeof(ctx));

@@ -21,6 +21,10 @@ struct pmd_monitor {
 	uint32_t stop; /* atomic */
 	int kmsg_fd;
 	char kmsg_status[160]; /* "reading", or why not */
+	/* printk's clock minus CLOCK_MONOTONIC, and how sure we are of it */
+	int64_t clock_off_ns;
+	uint64_t clock_slack_ns;
+	bool clock_measured; /* from our marker line; else assumed 0 */
 	bool taint_ok;
 	uint64_t taint0, taint_seen;
 	uint64_t *hb_last, *hb_when; /* per worker: heartbeat value, when it last moved */

@@ -8,6 +8,7 @@ does not. Where the log cannot be read (not root) the run says so once and
 goes on."""
 import json
 import os
+import select
 import subprocess
 import sys
 import tempfile
@@ -19,25 +20,53 @@ if not is_root():
     skip("writing splat text into /dev/kmsg needs root")
 
 
+def run_start(fifo):
+    """CLOCK_MONOTONIC (time.monotonic) at the run's t=0, from its time
+    series as it comes: each line is written just after the time it names,
+    so the earliest arrival minus its t_s is t=0 plus at most that delay."""
+    fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)
+    buf, best, deadline = b"", None, time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if not select.select([fd], [], [], 1.0)[0]:
+            continue
+        chunk = os.read(fd, 65536)
+        now = time.monotonic()
+        buf += chunk
+        *lines, buf = buf.split(b"\n")
+        for line in lines:
+            t_s = json.loads(line)["t_s"]
+            best = now - t_s if best is None else min(best, now - t_s)
+            if t_s >= 0.8:
+                return fd, best
+    return fd, best
+
+
 def run_with_lines(lines, extra=()):
     path = tempfile.mktemp(suffix=".json")
+    tmp = tempfile.mkdtemp()
+    fifo = os.path.join(tmp, "series")
+    os.mkfifo(fifo)
     p = spawn(["--threads", "4", "--duration", "3s", "--size", "16M", "--progress", "off",
-               "--json", path] + list(extra))
-    time.sleep(1.0)
-    t = time.monotonic()
+               "--interval", "100ms", "--jsonl", fifo, "--json", path] + list(extra))
+    fd, t0 = run_start(fifo)
+    written = []
     with open("/dev/kmsg", "w") as k:
         for line in lines:
+            written.append(time.monotonic() - t0 if t0 is not None else None)
             k.write(line + "\n")
             k.flush()
     out, err = p.communicate(timeout=60)
+    os.close(fd)
+    os.unlink(fifo)
+    os.rmdir(tmp)
     d = json.load(open(path)) if os.path.exists(path) else None
     if d:
         os.unlink(path)
-    return p.returncode, out, err, d
+    return p.returncode, out, err, d, written
 
 
 splat = "BUG: Bad page map in process pmdtest  pte:8000000123456867 pmd:12345067"
-rc, out, err, d = run_with_lines(["<1>pmdstress test: " + splat,
+rc, out, err, d, written = run_with_lines(["<1>pmdstress test: " + splat,
                                   "<4>WARNING: CPU: 1 PID: 4242 at mm/huge_memory.c:2760 "
                                   "split_huge_pmd_locked+0x60/0x70"])
 check(rc == 3, f"a splat in the kernel log: exit 3 (got {rc}) {err[-300:]}")
@@ -50,11 +79,18 @@ if ev:
           f"the event carries the kernel's line: {e['text'][:120]!r}")
     check("[active: fault" in e["text"], "and the stressors active then")
     check(0.5 < e["t_s"] < 3.5, f"kernel timestamp mapped to the run's clock: {e['t_s']:.3f}s")
+    # printk's clock is not CLOCK_MONOTONIC (53 ms apart on one machine): the
+    # marker line read back at the start must have put the stamp on ours
+    w = written[0]
+    check(w is not None and abs(e["t_s"] - w) < 0.025,
+          f"the event's time is when the line was written: {e['t_s']:.4f}s vs "
+          f"{w if w is None else round(w, 4)}s")
+    check("; chunks " in e["text"], f"and the chunks active then: {e['text'][-80:]!r}")
     check(ev[1]["text"].startswith("warning in mm: "), "a WARN() in mm/ is recognised")
 check(any(splat in l for l in d["monitors"]["kernel_log"]), "the report keeps the kernel lines")
 check("kernel log during the run" in out, "the text report shows them")
 
-rc, out, err, d = run_with_lines(["<6>pmdstress test: an ordinary message, nothing wrong"])
+rc, out, err, d, _ = run_with_lines(["<6>pmdstress test: an ordinary message, nothing wrong"])
 check(rc == 0 and d["events"]["total"] == 0, f"an ordinary line is not an event (rc {rc})")
 check(d["monitors"]["kmsg"] == "reading", "the monitor was reading the log")
 
