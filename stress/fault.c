@@ -26,11 +26,13 @@
  * the TLB flush: a lost write or a write into a freed page.
  *
  * How to tell it fired: "collisions" counts rounds in which two or more
- * workers' touch windows overlapped in time (the race was really run, not
- * just load generated); the kernel's pgalloc_* deltas above thp_fault_alloc
- * show huge pages allocated by losers and thrown away; and a lost race
- * handled wrong shows as LOST_WRITE (a winner's page replaced by a fresh
- * one) or FOREIGN (one page mapped twice) from the verifier.
+ * workers' first stores into the round's first chunk, the contested fault,
+ * overlapped in time (the race was really run, not just load generated;
+ * their whole touches nearly always overlap, and say nothing); the
+ * kernel's pgalloc_* deltas above thp_fault_alloc show huge pages
+ * allocated by losers and thrown away; and a lost race handled wrong
+ * shows as LOST_WRITE (a winner's page replaced by a fresh one) or FOREIGN
+ * (one page mapped twice) from the verifier.
  */
 #include <pmdstress/stressor.h>
 
@@ -111,6 +113,7 @@ enum {
 	M_ZAP_DONTNEED,
 	M_ZAP_REMAP,
 	M_READS,
+	M_CHOICES,
 	M_FIRST_TOUCH,
 	M_WINDOW,
 	M_VERIFY,
@@ -123,7 +126,8 @@ static const struct pmd_metric fault_metrics[] = {
 	[M_ROUNDS] = { "rounds", PMD_METRIC_COUNT, "rounds run by all groups", PMD_BETTER_NONE,
 		       PMD_MF_RACE_ROUNDS },
 	[M_COLLISIONS] = { "collisions", PMD_METRIC_COUNT,
-			   "rounds in which two or more workers' touch windows overlapped",
+			   "rounds in which two or more workers' first stores to the round's first "
+			   "chunk overlapped in time",
 			   PMD_BETTER_NONE, PMD_MF_RACE_HITS },
 	[M_SKIPPED] = { "skipped", PMD_METRIC_COUNT, "chunk touches skipped: chunk retired", PMD_BETTER_NONE },
 	[M_BAD_SLOTS] = { "bad_slots", PMD_METRIC_COUNT, "slots that failed verification", PMD_BETTER_NONE },
@@ -132,6 +136,9 @@ static const struct pmd_metric fault_metrics[] = {
 	[M_READS] = { "reads", PMD_METRIC_COUNT,
 		      "first touches that were loads (readers), each followed by a check",
 		      PMD_BETTER_NONE },
+	[M_CHOICES] = { "choices", PMD_METRIC_COUNT,
+			"a digest of the random choices (first pages, orders): with --fault-sweeps "
+			"and no partners, the same for every run of one seed", PMD_BETTER_NONE },
 	[M_FIRST_TOUCH] = { "first_touch", PMD_METRIC_LATENCY,
 			    "a worker's first store to a fresh chunk: the contested fault" },
 	[M_WINDOW] = { "window", PMD_METRIC_LATENCY,
@@ -152,8 +159,10 @@ struct fault_group {
 	unsigned *cur, ncur;	  /* chunks of the round being run */
 	unsigned first_page;	  /* where every worker starts this round */
 	uint64_t round;		  /* rounds started */
+	uint64_t rng;		  /* the round choices' generator: see group_rand_below() */
 	bool stop;		  /* set by the serial step; read after the gate */
-	uint64_t *win_lo, *win_hi; /* each worker's touch window this round */
+	/* each worker's first store to cur[0] this round, from before to after; 0: none */
+	uint64_t *first_lo, *first_hi;
 } __attribute__((aligned(64)));
 
 struct fault_priv {
@@ -169,16 +178,27 @@ struct fault_call {
 
 /* ---- the serial step: verify the last round, set up the next ------------ */
 
-/* True if two or more touch windows overlapped: the race was really run. */
-static bool windows_overlap(const struct fault_group *g)
+/*
+ * One random choice, as a 16-bit trace summed into "choices": a sum does not
+ * care which worker adds it, so two runs of one seed and shape must agree
+ * (and the total stays a number a report can print).
+ */
+static uint64_t choice_trace(uint64_t who, uint64_t when, uint64_t what)
 {
+	return pmd_stamp_mix(pmd_stamp_mix(who * 0x9e3779b97f4a7c15ull ^ when) ^ what) >> 48;
+}
+
+/* True if two or more first stores to the contested chunk overlapped: the race really ran. */
+static bool first_touches_overlap(const struct fault_group *g)
+{
+	const uint64_t *lo = g->first_lo, *hi = g->first_hi;
 	unsigned i, j;
 
 	for (i = 0; i < g->n; i++) {
-		if (!g->win_hi[i])
+		if (!hi[i])
 			continue;
 		for (j = i + 1; j < g->n; j++)
-			if (g->win_hi[j] && g->win_lo[i] < g->win_hi[j] && g->win_lo[j] < g->win_hi[i])
+			if (hi[j] && lo[i] < hi[j] && lo[j] < hi[i])
 				return true;
 	}
 	return false;
@@ -292,7 +312,7 @@ static void finish_round(struct fault_group *g, struct pmd_worker *w)
 	unsigned i;
 
 	pmd_count(w, M_ROUNDS, 1);
-	if (windows_overlap(g))
+	if (first_touches_overlap(g))
 		pmd_count(w, M_COLLISIONS, 1);
 	for (i = 0; i < g->ncur; i++) {
 		struct pmd_chunk *c = &a->chunks[g->cur[i]];
@@ -346,12 +366,26 @@ static void mark_window(struct pmd_chunk *c, unsigned first, unsigned pages)
 		pmd_mask_set(c->zero_pages, (first + k) % PMD_CHUNK_PAGES);
 }
 
+/*
+ * The group's own generator (splitmix64), seeded from the run's seed and
+ * the group: the serial step is run by whichever worker reaches the gate
+ * last, which the scheduler decides, so drawing from that worker's stream
+ * would make the round's choices, and that worker's own later ones, differ
+ * between two runs of one seed.
+ */
+static uint64_t group_rand_below(struct fault_group *g, uint64_t n)
+{
+	g->rng += 0x9e3779b97f4a7c15ull;
+	return n ? pmd_stamp_mix(g->rng) % n : 0;
+}
+
 static void start_round(struct fault_group *g, struct pmd_worker *w, const struct fault_opts *o)
 {
 	struct pmd_arena *a = w->si->arena;
 	unsigned span = g->hi - g->lo, tries;
 
-	g->first_page = (unsigned)pmd_rand_below(w, PMD_CHUNK_PAGES);
+	g->first_page = (unsigned)group_rand_below(g, PMD_CHUNK_PAGES);
+	pmd_count(w, M_CHOICES, choice_trace(g->first, g->round, g->first_page));
 	for (tries = 0; tries < span && g->ncur < g->want; tries++) {
 		unsigned idx = g->lo + g->cursor;
 		struct pmd_chunk *c = &a->chunks[idx];
@@ -392,7 +426,7 @@ static void start_round(struct fault_group *g, struct pmd_worker *w, const struc
 		pmd_chunk_open_round(c);
 		g->cur[g->ncur++] = idx;
 	}
-	memset(g->win_hi, 0, sizeof(uint64_t) * g->n);
+	memset(g->first_hi, 0, sizeof(uint64_t) * g->n);
 	g->round++;
 	/* the round's chunks are empty again: what it may charge is the headroom */
 	pmd_memcg_rearm(w->si->run);
@@ -481,10 +515,12 @@ static unsigned coprime_step(struct pmd_worker *w, unsigned win)
  * the same order, pass k into slot @slot + k * @stride. Those later stores
  * fault nothing: they go through the translations the first pass left in
  * the TLB, which is where a write lands after the kernel changed the PMD
- * under it (migration, zap) without a flush.
+ * under it (migration, zap) without a flush. @span gets the contested
+ * store's start and end; returns the step taken through the window.
  */
-static void touch_chunk(struct pmd_worker *w, struct pmd_chunk *c, char *addr, unsigned slot,
-			unsigned stride, unsigned first, unsigned order, const struct fault_opts *o)
+static unsigned touch_chunk(struct pmd_worker *w, struct pmd_chunk *c, char *addr, unsigned slot,
+			unsigned stride, unsigned first, unsigned order, const struct fault_opts *o,
+			uint64_t span[2])
 {
 	const uint64_t key = w->si->arena->tag_key;
 	const uint32_t gen = __atomic_load_n(&c->gen, __ATOMIC_RELAXED);
@@ -521,6 +557,8 @@ static void touch_chunk(struct pmd_worker *w, struct pmd_chunk *c, char *addr, u
 	if (slot >= o->readers)
 		t1 = pmd_now_ns();
 	pmd_latency(w, M_FIRST_TOUCH, t1 - t0);
+	span[0] = t0;
+	span[1] = t1;
 	for (pass = 0; pass < o->passes; pass++, slot += stride) {
 		/* the first pass's first page is stored already */
 		for (k = !pass; k < win; k++) {
@@ -546,13 +584,14 @@ static void touch_chunk(struct pmd_worker *w, struct pmd_chunk *c, char *addr, u
 	}
 	pmd_latency(w, M_WINDOW, pmd_now_ns() - t0);
 	pmd_count(w, M_OPS, win * o->passes);
+	return step;
 }
 
 static void touch_round(struct fault_group *g, struct pmd_worker *w, const struct fault_opts *o)
 {
 	struct pmd_arena *a = w->si->arena;
-	unsigned slot = w->index - g->first, order = worker_order(o, slot), i, at = 0;
-	uint64_t lo = pmd_now_ns();
+	unsigned slot = w->index - g->first, order = worker_order(o, slot), i, at = 0, step;
+	uint64_t span[2], lo = 0, hi = 0, trace;
 
 	/*
 	 * With several chunks a round, the chunks in the worker's order too
@@ -563,6 +602,7 @@ static void touch_round(struct fault_group *g, struct pmd_worker *w, const struc
 	 */
 	if (order == ORDER_RANDOM && g->ncur > 1)
 		at = (unsigned)pmd_rand_below(w, g->ncur);
+	trace = choice_trace(w->id, g->round, at);
 	for (i = 0; i < g->ncur; i++) {
 		unsigned k = order == ORDER_BACKWARD ? g->ncur - 1 - i : (at + i) % g->ncur;
 		struct pmd_chunk *c = &a->chunks[g->cur[k]];
@@ -578,13 +618,20 @@ static void touch_round(struct fault_group *g, struct pmd_worker *w, const struc
 			pmd_count(w, M_SKIPPED, 1);
 			continue;
 		}
-		touch_chunk(w, c, addr, slot, g->n, g->first_page, order, o);
+		step = touch_chunk(w, c, addr, slot, g->n, g->first_page, order, o, span);
 		pmd_chunk_exit(c);
+		trace += choice_trace(w->id, g->round << 20 | i, step);
+		if (k == 0) {
+			lo = span[0];
+			hi = span[1];
+		}
 		/* per chunk, so a long sweep shows up in the live line as it goes */
 		pmd_count_faults(w, minflt() - f0);
 	}
-	g->win_lo[slot] = lo;
-	g->win_hi[slot] = g->ncur ? pmd_now_ns() : 0;
+	/* cur[0]'s: where the forward workers start at the gate; every worker, with one chunk */
+	g->first_lo[slot] = lo;
+	g->first_hi[slot] = hi;
+	pmd_count(w, M_CHOICES, trace);
 }
 
 static int fault_run(struct pmd_worker *w)
@@ -671,10 +718,13 @@ static int fault_setup(struct pmd_sinst *si)
 		g->lo = i * per;
 		g->hi = g->lo + per;
 		g->want = o->chunks ? (unsigned)o->chunks : per;
+		/* by the group's first worker: unique in the run, the same in every run */
+		g->rng = pmd_stamp_mix(si->cfg->seed_used ^
+				       0xc2b2ae3d27d4eb4full * (si->workers[g->first].id + 1));
 		g->cur = calloc(g->want, sizeof(*g->cur));
-		g->win_lo = calloc(g->n ? g->n : 1, sizeof(uint64_t));
-		g->win_hi = calloc(g->n ? g->n : 1, sizeof(uint64_t));
-		if (!g->cur || !g->win_lo || !g->win_hi)
+		g->first_lo = calloc(g->n ? g->n : 1, sizeof(uint64_t));
+		g->first_hi = calloc(g->n ? g->n : 1, sizeof(uint64_t));
+		if (!g->cur || !g->first_lo || !g->first_hi)
 			return -ENOMEM;
 		pmd_gate_init(&g->gate, g->n, (unsigned)o->spin);
 	}
@@ -709,8 +759,8 @@ static void fault_teardown(struct pmd_sinst *si)
 		return;
 	for (i = 0; i < fp->ngroups; i++) {
 		free(fp->groups[i].cur);
-		free(fp->groups[i].win_lo);
-		free(fp->groups[i].win_hi);
+		free(fp->groups[i].first_lo);
+		free(fp->groups[i].first_hi);
 	}
 	free(fp->groups);
 	free(fp);
