@@ -152,12 +152,20 @@ static void race_lines(FILE *out, const struct pmd_run *run, double secs)
 
 	for (i = 0; i < run->nsinst; i++) {
 		uint64_t rounds, hits;
+		char with[256] = "";
+		size_t n = 0;
+		unsigned j;
 
 		if (run->sinst[i].skipped ||
 		    !pmd_race_of(&run->sinst[i], &run->totals[i], &rounds, &hits) || !rounds)
 			continue;
-		fprintf(out, "\nrace windows (%s): %" PRIu64 " of %" PRIu64 " rounds collided (%.1f%%), "
-			     "%.1f/s\n", run->sinst[i].st->name, hits, rounds,
+		/* the mix it ran in: the same storm hits its windows more or less with partners */
+		for (j = 0; j < run->nsinst && n < sizeof(with); j++)
+			if (j != i && !run->sinst[j].skipped && run->sinst[j].nworkers)
+				n += (size_t)snprintf(with + n, sizeof(with) - n, "%s%s",
+						      n ? ", " : " with ", run->sinst[j].st->name);
+		fprintf(out, "\nrace windows (%s%s): %" PRIu64 " of %" PRIu64 " rounds collided "
+			     "(%.1f%%), %.1f/s\n", run->sinst[i].st->name, with, hits, rounds,
 			100.0 * (double)hits / (double)rounds, secs > 0 ? (double)hits / secs : 0);
 	}
 }

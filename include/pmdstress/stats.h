@@ -65,7 +65,8 @@ enum pmd_metric_flags {
 	PMD_MF_BENCH = 1u << 0,
 	/*
 	 * The race-coverage pair: rounds in which the race could happen, and
-	 * those in which it did (two or more touch windows overlapped). The
+	 * those in which it did (two or more first touches of the contested
+	 * chunk overlapped in time). The
 	 * engine reports their share and rate, and the live series counts them.
 	 */
 	PMD_MF_RACE_ROUNDS = 1u << 1,
