@@ -56,6 +56,11 @@ const struct pmd_option pmd_global_options[] = {
 	  "bench mode: repeat the whole measurement this many times, one row each (0: once)" },
 	{ "warmup", PMD_OPT_BOOL, G(warmup), "on", 0, 0, NULL,
 	  "bench mode: run one more round first and report it apart (cold memory, caches)" },
+	{ "single-thread", PMD_OPT_BOOL, G(single_thread), "off", 0, 0, NULL,
+	  "run the only worker on the main thread, with no monitor thread: fork and exec then "
+	  "copy a single-threaded process, as AIM9's fork_test and exec_test did (the kernel "
+	  "charges every fork of a threaded one more); the kernel log and taint are read after "
+	  "each round; no hang watchdog, no live line" },
 	{ "interval", PMD_OPT_DURATION, G(interval_ns), "1s", 10000000ull, 3600000000000ull, NULL,
 	  "status line and sample interval" },
 	{ "progress", PMD_OPT_ENUM, G(progress), "auto", 0, 0, progress_modes,
@@ -842,6 +847,10 @@ static int finish_checks(struct pmd_config *cfg, char *err, size_t errlen)
 	if (pmd_numa_check_config(cfg, err, errlen))
 		return -EINVAL;
 	rc = resolve_workers(cfg, err, errlen);
+	if (!rc && cfg->single_thread && cfg->threads != 1)
+		return pmd_errf(err, errlen, "--single-thread: needs exactly one worker in all, the "
+					 "run has %llu (one stressor with workers = 1, --threads 1)",
+			    (unsigned long long)cfg->threads);
 	return rc ? rc : check_memcg(cfg, err, errlen);
 }
 

@@ -13,6 +13,7 @@
 #include "progress.h"
 #include "report.h"
 #include "restore.h"
+#include "sigsafe.h"
 #include "units.h"
 
 #include <errno.h>
@@ -26,6 +27,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 #include <urcu.h>
@@ -253,18 +255,20 @@ int pmd_inject_parse(const char *text, struct pmd_inject *inj, char *err, size_t
 
 /* ---- workers ---------------------------------------------------------------- */
 
-static void *worker_main(void *arg)
+/* A worker's life; @own_thread false: on the main thread (--single-thread). */
+static void worker_run(struct pmd_worker *w, bool own_thread)
 {
-	struct pmd_worker *w = arg;
 	struct pmd_sinst *si = w->si;
 	struct pmd_run *run = si->run;
 	char name[16];
 	int rc;
 
-	/* perf bench's habit: ps, top and perf show who is who */
-	snprintf(name, sizeof(name), "pmd/%.6s/%u", si->st->name, w->index);
-	prctl(PR_SET_NAME, name, 0, 0, 0);
-	pmd_fatal_thread_init(); /* a stack of its own for the fatal-signal handler */
+	if (own_thread) {
+		/* perf bench's habit: ps, top and perf show who is who */
+		snprintf(name, sizeof(name), "pmd/%.6s/%u", si->st->name, w->index);
+		prctl(PR_SET_NAME, name, 0, 0, 0);
+		pmd_fatal_thread_init(); /* a stack of its own for the fatal-signal handler */
+	}
 	rcu_register_thread();
 	rc = pmd_numa_bind_worker(&run->numa, w->id); /* --cpu-nodes */
 	if (rc)
@@ -287,11 +291,17 @@ static void *worker_main(void *arg)
 	}
 	pmd_numa_worker_done(&run->numa, w->id); /* where it ran, for the report */
 	rcu_unregister_thread();
-	pmd_fatal_thread_fini();
+	if (own_thread)
+		pmd_fatal_thread_fini();
 	__atomic_store_n(&w->stats->state, PMD_WS_DONE, __ATOMIC_RELAXED);
 	/* every stressor finished its work before the clock ran out: tell main */
-	if (__atomic_sub_fetch(&run->live, 1, __ATOMIC_ACQ_REL) == 0)
+	if (__atomic_sub_fetch(&run->live, 1, __ATOMIC_ACQ_REL) == 0 && own_thread)
 		pthread_kill(run->main_thread, SIGUSR1);
+}
+
+static void *worker_main(void *arg)
+{
+	worker_run(arg, true);
 	return NULL;
 }
 
@@ -468,6 +478,75 @@ static void main_loop(struct pmd_run *run, const sigset_t *set, char *why, size_
 	}
 	request_stop(run);
 	pmd_progress_done(&prog, run);
+}
+
+/*
+ * --single-thread: the one worker runs here, on the main thread, and no
+ * other thread exists while it does, so its forks copy a single-threaded
+ * process. The clock is an interval timer and SIGINT/SIGTERM/SIGHUP are
+ * taken by a handler for the round; both only ask the worker to stop.
+ */
+static struct pmd_run *solo_run;
+static volatile sig_atomic_t solo_sig;
+static void release_workers(struct pmd_run *run);
+
+static void solo_handler(int sig)
+{
+	if (sig != SIGALRM && solo_sig) {
+		pmd_sigsafe_put("\npmdstress: second signal: exiting at once, no report\n");
+		pmd_restore_all();
+		_exit(128 + sig);
+	}
+	if (sig != SIGALRM)
+		solo_sig = sig;
+	request_stop(solo_run); /* an atomic store and a futex wake: safe here */
+}
+
+static void solo_round(struct pmd_run *run, char *why, size_t whylen)
+{
+	static const int sigs[] = { SIGALRM, SIGINT, SIGTERM, SIGHUP };
+	struct sigaction sa, old[4];
+	struct itimerval it;
+	sigset_t mask;
+	unsigned i;
+
+	solo_run = run;
+	solo_sig = 0;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = solo_handler;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	sigemptyset(&mask);
+	for (i = 0; i < 4; i++) {
+		sigaddset(&sa.sa_mask, sigs[i]);
+		sigaddset(&mask, sigs[i]);
+	}
+	for (i = 0; i < 4; i++)
+		sigaction(sigs[i], &sa, &old[i]);
+	release_workers(run);
+	memset(&it, 0, sizeof(it));
+	it.it_value.tv_sec = (time_t)(run->cfg->duration_ns / 1000000000ull);
+	it.it_value.tv_usec = (suseconds_t)(run->cfg->duration_ns % 1000000000ull / 1000);
+	if (!it.it_value.tv_sec && !it.it_value.tv_usec)
+		it.it_value.tv_usec = 1;
+	setitimer(ITIMER_REAL, &it, NULL);
+	pthread_sigmask(SIG_UNBLOCK, &mask, NULL);
+	worker_run(&run->workers[0], false);
+	pthread_sigmask(SIG_BLOCK, &mask, NULL);
+	memset(&it, 0, sizeof(it));
+	setitimer(ITIMER_REAL, &it, NULL);
+	for (i = 0; i < 4; i++)
+		sigaction(sigs[i], &old[i], NULL);
+	if (solo_sig) {
+		run->stop_signal = solo_sig;
+		snprintf(why, whylen, "%s", strsignal(solo_sig));
+	} else if (__atomic_load_n(&run->aborting, __ATOMIC_ACQUIRE)) {
+		snprintf(why, whylen, "%s", run->abort_reason);
+	} else {
+		snprintf(why, whylen, "%s", __atomic_load_n(&run->stop, __ATOMIC_ACQUIRE)
+						    ? "duration" : "done");
+	}
+	request_stop(run);
 }
 
 /* Join every worker; a worker that will not come back within the hang timeout is a hang. */
@@ -775,7 +854,10 @@ static int run_round(struct pmd_run *run, const sigset_t *set, unsigned index)
 		run->start_rss_before = pmd_self_rss();
 		run->start_ns = pmd_now_ns();
 	}
-	spawn_workers(run);
+	if (cfg->single_thread) /* its worker runs on this thread: see solo_round() */
+		__atomic_store_n(&run->live, run->nworkers, __ATOMIC_RELEASE);
+	else
+		spawn_workers(run);
 	rc = call_setups(run, &nset);
 	if (rc) {
 		/* the workers wait at the start: send them home without running (go 2) */
@@ -804,9 +886,13 @@ static int run_round(struct pmd_run *run, const sigset_t *set, unsigned index)
 		pmd_report_start(stdout, run);
 	}
 	pmd_sigwatch_stop(&run->sigwatch); /* the main loop takes the signals now */
-	release_workers(run);
-	pmd_monitor_start(run);
-	main_loop(run, set, why, sizeof(why));
+	if (cfg->single_thread) {
+		solo_round(run, why, sizeof(why));
+	} else {
+		release_workers(run);
+		pmd_monitor_start(run);
+		main_loop(run, set, why, sizeof(why));
+	}
 	snprintf(run->stop_reason, sizeof(run->stop_reason), "%s", why);
 	joined = join_workers(run, set);
 	pmd_sigwatch_start(&run->sigwatch, run, set); /* verify, teardown, the report */
