@@ -13,7 +13,10 @@ Sections:
             includes computing each page's stamp)
   mt        multi-threaded first touches, one slice per thread
   forkexec  fork/s and exec/s with a populated parent (if the fork and
-            exec stressors exist)
+            exec stressors exist): with --single-thread against the bare
+            loop (one thread each, as AIM9), and threaded (the default:
+            main and oracle threads asleep) against the bare loop with two
+            sleeping threads; both loops fork with _Fork()
   scale     start-up time and memory per worker for 1024 and 4096 threads
   sensitivity  a known per-page delay is flagged by `pmdstress compare` at
             the right size; two identical runs are not flagged
@@ -166,26 +169,30 @@ def section_forkexec(t, bare_bin, quick):
             print(f"  {kind}: skipped: no {kind} stressor in this build")
             continue
         for thp in ("4k", "thp"):
-            b, b3, p = [], [], []
+            b, b3, p1, p = [], [], [], []
             for _ in range(pairs):
                 # the same populated size, and for exec the same program: pmdstress's
                 # --exec-child
                 extra = [PMD, "--exec-child"] if kind == "exec" else []
+                args = ("--config", "aim9" if thp == "thp" else "aim9_4k", "--stressors", kind,
+                        "--size", f"{pop_mb}M", "--duration", f"{secs}s", "--rounds", 1)
                 b.append(bare(bare_bin, kind, pop_mb, secs, thp, *extra)[0]["ops_per_s"])
-                # pmdstress forks from its worker while its main thread and its
-                # oracle thread sleep: the bare loop with two sleeping threads
+                # --single-thread: the worker on the main thread, no other thread, like
+                # the bare loop and AIM9's fork_test
+                doc = pmd(*args, "--single-thread")
+                p1.append([x for x in doc["stressors"] if x["name"] == kind][0]["ops_per_s"])
+                # by default pmdstress forks from its worker while its main thread and
+                # its oracle thread sleep: the bare loop with two sleeping threads
                 b3.append(bare(bare_bin, kind, pop_mb, secs, thp, *extra,
                                idle_threads=2)[0]["ops_per_s"])
-                doc = pmd("--config", "aim9" if thp == "thp" else "aim9_4k", "--stressors", kind,
-                          "--size", f"{pop_mb}M", "--duration", f"{secs}s", "--rounds", 1)
-                s = [x for x in doc["stressors"] if x["name"] == kind][0]
-                p.append(s["ops_per_s"])
-            t.add(f"{kind}/s, parent populated with {thp} pages", statistics.median(b),
+                doc = pmd(*args)
+                p.append([x for x in doc["stressors"] if x["name"] == kind][0]["ops_per_s"])
+            t.add(f"{kind}/s, parent populated with {thp} pages, --single-thread",
+                  statistics.median(b), statistics.median(p1), 0.97, f"{kind}s/s",
+                  lower_better=False, note=f"({pop_mb} MiB populated; bare single-threaded)")
+            t.add(f"{kind}/s, {thp} pages, threaded (default)", statistics.median(b3),
                   statistics.median(p), 0.97, f"{kind}s/s", lower_better=False,
-                  note=f"({pop_mb} MiB populated, bare single-threaded)")
-            t.add(f"{kind}/s, {thp} pages, bare with 2 sleeping threads", statistics.median(b3),
-                  statistics.median(p), 0.97, f"{kind}s/s", lower_better=False,
-                  note="(the same process shape: the harness's own cost)")
+                  note="(bare with 2 sleeping threads: the same process shape)")
 
 
 def section_scale(t, quick):
