@@ -97,7 +97,7 @@ const struct pmd_option pmd_global_options[] = {
 	  "4 KiB pages (every write fault while this + 256K per CPU < 2M; 0: off); see "
 	  "docs/memcg.md" },
 	{ "inject", PMD_OPT_STRING, G(inject), "", 0, 0, NULL,
-	  "test only: CLASS[:chunk[:page[:slot[:after]]]] corrupts the arena once",
+	  "test only: CLASS[:chunk[:page[:slot[:after[:pages]]]]] corrupts the arena once",
 	  PMD_OPTF_HIDDEN },
 	{ "stack-size", PMD_OPT_SIZE, G(stack_size), PMD_DEFAULT_STACK, 16ull << 10, 64ull << 20,
 	  NULL, "worker thread stack size (small, so that --threads 4096 stays light; raise it if a "

@@ -208,7 +208,7 @@ int pmd_inject_parse(const char *text, struct pmd_inject *inj, char *err, size_t
 	static const char *const names[] = { "lost_write", "stale", "foreign",
 					     "nonzero_after_zap", "cow_leak", NULL };
 	char buf[PMD_OPT_STRLEN], *save = NULL, *tok;
-	unsigned vals[4] = { 0, 0, 0, 1 }, i, n = 0;
+	unsigned vals[5] = { 0, 0, 0, 1, 1 }, i, n = 0;
 
 	memset(inj, 0, sizeof(*inj));
 	if (!*text)
@@ -228,10 +228,10 @@ int pmd_inject_parse(const char *text, struct pmd_inject *inj, char *err, size_t
 	if (inj->kind == PMD_INJECT_NONE) {
 		snprintf(err, errlen, "--inject: invalid value '%s' (expected lost_write, stale, "
 				      "foreign, nonzero_after_zap, cow_leak, hang or segv, then "
-				      ":chunk:page:slot:after)", text);
+				      ":chunk:page:slot:after:pages)", text);
 		return -EINVAL;
 	}
-	while ((tok = strtok_r(NULL, ":", &save)) && n < 4) {
+	while ((tok = strtok_r(NULL, ":", &save)) && n < 5) {
 		char *end;
 		unsigned long v = strtoul(tok, &end, 10);
 
@@ -245,8 +245,11 @@ int pmd_inject_parse(const char *text, struct pmd_inject *inj, char *err, size_t
 	inj->page = vals[1];
 	inj->slot = vals[2];
 	inj->after_rounds = vals[3];
-	if (inj->page >= PMD_CHUNK_PAGES || inj->slot >= PMD_PAGE_SLOTS) {
-		snprintf(err, errlen, "--inject: page must be below %lu and slot below %lu in '%s'",
+	inj->pages = vals[4];
+	if (inj->page >= PMD_CHUNK_PAGES || inj->slot >= PMD_PAGE_SLOTS || !inj->pages ||
+	    inj->page + inj->pages > PMD_CHUNK_PAGES) {
+		snprintf(err, errlen, "--inject: page (+ pages) must be below %lu and slot below %lu "
+				      "in '%s'",
 			 (unsigned long)PMD_CHUNK_PAGES, (unsigned long)PMD_PAGE_SLOTS, text);
 		return -EINVAL;
 	}

@@ -204,7 +204,26 @@ static bool first_touches_overlap(const struct fault_group *g)
 	return false;
 }
 
-/* Test only (--inject): corrupt one slot behind the workers' backs. */
+/* What a slot of page @lpage holds when corrupted as @class. */
+static uint64_t inject_value(const struct pmd_arena *a, const struct pmd_chunk *c,
+			     enum pmd_class class, uint32_t lpage, uint32_t gen, unsigned slot)
+{
+	uint32_t prev = gen > 1 ? gen - 1 : PMD_GEN_MAX;
+
+	switch (class) {
+	case PMD_CLASS_STALE: /* the previous generation's stamp survived */
+	case PMD_CLASS_NONZERO_AFTER_ZAP: /* old data in a slot nobody writes */
+		return pmd_stamp(a->tag_key, c->domain, lpage, prev, slot);
+	case PMD_CLASS_FOREIGN: /* the next page's stamp, as if mapped twice */
+		return pmd_stamp(a->tag_key, c->domain, lpage + 1, gen, slot);
+	case PMD_CLASS_COW_LEAK: /* a fork child's stamp in the parent */
+		return pmd_stamp(a->tag_key, PMD_STAMP_DOMAIN_CHILD, lpage, gen, slot);
+	default: /* LOST_WRITE: a written slot reads zero */
+		return 0;
+	}
+}
+
+/* Test only (--inject): corrupt one slot (of :pages pages) behind the workers' backs. */
 static void inject(struct pmd_worker *w, struct pmd_chunk *c, char *addr, bool after_zap)
 {
 	struct pmd_run *run = w->si->run;
@@ -212,7 +231,7 @@ static void inject(struct pmd_worker *w, struct pmd_chunk *c, char *addr, bool a
 	const struct pmd_arena *a = w->si->arena;
 	uint32_t lpage = c->index * (uint32_t)PMD_CHUNK_PAGES + inj->page;
 	uint32_t gen = __atomic_load_n(&c->gen, __ATOMIC_RELAXED);
-	unsigned slot = inj->slot;
+	unsigned slot = inj->slot, k;
 	uint64_t v;
 
 	if (inj->kind != PMD_INJECT_CORRUPT || inj->chunk != c->index ||
@@ -222,30 +241,20 @@ static void inject(struct pmd_worker *w, struct pmd_chunk *c, char *addr, bool a
 	if (inj->class == PMD_CLASS_LOST_WRITE &&
 	    (__atomic_load_n(&c->flags, __ATOMIC_ACQUIRE) & PMD_CF_DISTURBED))
 		return;
-	switch (inj->class) {
-	case PMD_CLASS_LOST_WRITE: /* a written slot reads zero */
-		v = 0;
-		break;
-	case PMD_CLASS_STALE: /* the previous generation's stamp survived */
-		v = pmd_stamp(a->tag_key, c->domain, lpage, gen > 1 ? gen - 1 : PMD_GEN_MAX, slot);
-		break;
-	case PMD_CLASS_FOREIGN: /* the next page's stamp, as if mapped twice */
-		v = pmd_stamp(a->tag_key, c->domain, lpage + 1, gen, slot);
-		break;
-	case PMD_CLASS_COW_LEAK: /* a fork child's stamp in the parent */
-		v = pmd_stamp(a->tag_key, PMD_STAMP_DOMAIN_CHILD, lpage, gen, slot);
-		break;
-	case PMD_CLASS_NONZERO_AFTER_ZAP: /* old data in a slot nobody writes */
-		if (slot < c->nslots)
-			slot = c->nslots < PMD_PAGE_SLOTS ? c->nslots : PMD_PAGE_SLOTS - 1;
-		v = pmd_stamp(a->tag_key, c->domain, lpage, gen > 1 ? gen - 1 : PMD_GEN_MAX, slot);
-		break;
-	default:
+	if (inj->class == PMD_CLASS_NONZERO_AFTER_ZAP && slot < c->nslots)
+		slot = c->nslots < PMD_PAGE_SLOTS ? c->nslots : PMD_PAGE_SLOTS - 1;
+	if (inj->class < PMD_CLASS_LOST_WRITE || inj->class > PMD_CLASS_COW_LEAK)
 		return;
-	}
+	v = inject_value(a, c, inj->class, lpage, gen, slot);
 	if (!pmd_inject_claim(run))
 		return;
-	pmd_store(pmd_page_slot(addr, inj->page, slot), v);
+	/* :pages: the same corruption in that many pages from @page on (one event each) */
+	for (k = 0; k < inj->pages && inj->page + k < PMD_CHUNK_PAGES; k++) {
+		pmd_store(pmd_page_slot(addr, inj->page + k, slot), v);
+		/* each page's own stamp, so that FOREIGN/STALE read as such in every page */
+		if (inj->class != PMD_CLASS_LOST_WRITE)
+			v = inject_value(a, c, inj->class, lpage + k + 1, gen, slot);
+	}
 	pmd_chunk_log(c, pmd_now_ns(), PMD_OP_INJECT, w->id, inj->page);
 }
 

@@ -192,6 +192,7 @@ struct pmd_inject {
 	enum pmd_class class;
 	unsigned chunk, page, slot;
 	unsigned after_rounds; /* inject in the round after this many */
+	unsigned pages;	       /* corrupt this many pages from page on (1) */
 };
 const struct pmd_inject *pmd_inject_get(const struct pmd_run *run);
 /* Record that the injection happened (address), once. */

@@ -5,7 +5,8 @@
 per class, and see it caught with the right class, chunk, page, slot and
 address, and exit 1. A clean run with the same options stays clean. The
 first corruption's dump reaches stderr while the run goes on, and the rerun
-command it prints finds the same corruption."""
+command it prints finds the same corruption. Of many bad pages the first 64
+are kept whole and the rest counted."""
 import os
 import shlex
 import signal
@@ -49,6 +50,15 @@ for cls in ["LOST_WRITE", "STALE", "FOREIGN", "NONZERO_AFTER_ZAP", "COW_LEAK"]:
         check(e["expected"] != e["actual"], f"{cls}/{mode}: expected != actual")
         if cls == "LOST_WRITE":
             check(int(e["actual"], 16) == 0, "LOST_WRITE reads zero")
+
+# many bad pages: the first 64 events are kept whole, the rest counted
+r = run(base + ["--inject", f"stale:{CHUNK}:10:{SLOT}:1:100"])
+ev = r.doc["events"] if r.doc else {}
+check(r.rc == 1 and ev.get("total") == 100 and ev["by_class"]["STALE"] == 100 and
+      len(ev.get("kept", [])) == 64 and ev.get("not_kept") == 36 and
+      sorted(e["page"] for e in ev["kept"]) == list(range(10, 74)),
+      f"100 bad pages: 100 counted, the first 64 kept (pages 10..73), 36 not kept "
+      f"({ {k: v for k, v in ev.items() if k != 'kept'} }, {len(ev.get('kept', []))} kept)")
 
 # the forensic dump is on stderr as soon as the main thread sees the corruption: a run
 # killed afterwards (a CI timeout's kill -9) still leaves it, with the rerun command
