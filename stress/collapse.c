@@ -28,6 +28,7 @@
  * --thp inherit and THP "madvise" or "never" system-wide the storm itself
  * faults only small pages, so every THP-mapped chunk in its coverage is a
  * collapse. A collapse that lost a write shows as LOST_WRITE or STALE.
+ * No --collapse-align: every call covers whole 2 MiB chunks, no subrange.
  */
 #include <pmdstress/stressor.h>
 

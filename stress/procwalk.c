@@ -28,6 +28,7 @@
  * reader held up by a fault, or holding one up, shows in the tail), and
  * "huge_seen" counts smaps reads that caught PMD-mapped huge pages in the
  * arena, i.e. walked huge PMDs the storm installed.
+ * No --procwalk-align: files are read whole, pagemap from a chunk's start.
  */
 #include <pmdstress/stressor.h>
 

@@ -27,6 +27,9 @@
  *     place; after `away` another op moves it home again and puts the slot
  *     back (refilled with a placeholder).
  * Every unmap or move is done with the chunk retired (RCU grace period).
+ * A hole starts at any page, or (align=range) at a multiple of its length,
+ * so a 16-page hole covers a whole 64 KiB mTHP folio rather than a piece of
+ * two; "aligned" counts the holes that did.
  *
  * How to tell it fired: thp_split counts ops that found their chunk
  * PMD-mapped before and not after (and vmstat thp_split_pmd rises with
@@ -44,13 +47,17 @@
 #include <sys/mman.h>
 
 enum { K_MPROTECT, K_MUNMAP, K_MREMAP, K_COUNT };
+enum { ALIGN_PAGE, ALIGN_RANGE };
 
 struct split_opts {
 	uint64_t rate;
 	uint64_t weight[K_COUNT];
 	uint64_t pages;
+	unsigned align;
 	uint64_t away_ns;
 };
+
+static const char *const aligns[] = { "page", "range", NULL };
 
 #define O(f) offsetof(struct split_opts, f)
 static const struct pmd_option split_options[] = {
@@ -64,6 +71,8 @@ static const struct pmd_option split_options[] = {
 	  "weight of whole-chunk moves to a spare slot and back" },
 	{ "pages", PMD_OPT_UINT, O(pages), "1", 1, PMD_CHUNK_PAGES - 1, NULL,
 	  "hole size in 4 KiB pages (mprotect and munmap)" },
+	{ "align", PMD_OPT_ENUM, O(align), "page", 0, 0, aligns,
+	  "where a hole starts: any page, or a multiple of its length" },
 	{ "away", PMD_OPT_DURATION, O(away_ns), "50ms", 0, 3600000000000ull, NULL,
 	  "how long a moved chunk stays at its spare slot before it is moved home" },
 	PMD_OPT_END,
@@ -78,6 +87,7 @@ enum {
 	M_THP_SPLIT,
 	M_THP_MOVED,
 	M_BUSY,
+	M_ALIGNED,
 	L_PROTECT,
 	L_UNPROTECT,
 	L_MUNMAP,
@@ -104,6 +114,8 @@ static const struct pmd_metric split_metrics[] = {
 	[M_BUSY] = { "busy", PMD_METRIC_COUNT,
 		     "moves not made: no spare slot free, or the range spans VMAs this kernel "
 		     "cannot move together", PMD_BETTER_NONE },
+	[M_ALIGNED] = { "aligned", PMD_METRIC_COUNT,
+			"holes that started at a multiple of their length", PMD_BETTER_NONE },
 	[L_PROTECT] = { "protect_call", PMD_METRIC_LATENCY, "mprotect of the hole to PROT_READ" },
 	[L_UNPROTECT] = { "unprotect_call", PMD_METRIC_LATENCY, "mprotect of the hole back" },
 	[L_MUNMAP] = { "munmap_call", PMD_METRIC_LATENCY,
@@ -197,8 +209,21 @@ static void count_split(struct pmd_worker *w, enum pmd_thp_state before,
 static unsigned pick_hole(struct pmd_worker *w)
 {
 	const struct split_opts *o = w->si->opts;
+	unsigned n = (unsigned)o->pages;
 
-	return (unsigned)pmd_rand_below(w, PMD_CHUNK_PAGES - o->pages + 1);
+	if (o->align == ALIGN_RANGE)
+		return (unsigned)pmd_rand_below(w, PMD_CHUNK_PAGES / n) * n;
+	return (unsigned)pmd_rand_below(w, PMD_CHUNK_PAGES - n + 1);
+}
+
+/* A hole starting at page @lo was made: count it by its kind and alignment. */
+static void count_hole(struct pmd_worker *w, unsigned kind, unsigned lo)
+{
+	const struct split_opts *o = w->si->opts;
+
+	pmd_count(w, kind, 1);
+	if (!(lo % o->pages))
+		pmd_count(w, M_ALIGNED, 1);
 }
 
 /* ---- mprotect: a read-only hole ------------------------------------------ */
@@ -241,7 +266,7 @@ static int op_mprotect(struct pmd_worker *w)
 		pmd_worker_error(w, rc, "split: mprotect of chunk %u pages %u..%u to read-only",
 				 c->index, lo, hi);
 	else
-		pmd_count(w, M_MPROTECT, 1);
+		count_hole(w, M_MPROTECT, lo);
 	pmd_count(w, M_OPS, 1);
 	verify_held(w, c, 0, PMD_CHUNK_PAGES);
 	pmd_chunk_release(c, PMD_CHUNK_IDLE);
@@ -297,7 +322,7 @@ static int op_munmap(struct pmd_worker *w)
 		pmd_mask_set(c->zero_pages, p);
 	pmd_chunk_revive(c, addr);
 	count_split(w, before, c);
-	pmd_count(w, M_MUNMAP, 1);
+	count_hole(w, M_MUNMAP, lo);
 	pmd_count(w, M_OPS, 1);
 	verify_held(w, c, 0, PMD_CHUNK_PAGES);
 	pmd_chunk_release(c, PMD_CHUNK_IDLE);

@@ -4,7 +4,8 @@
 """split, the PMD splitter and mover, racing the storm: mprotect holes and
 munmap holes split PMD-mapped THPs (thp_split_pmd rises in vmstat, at least
 by what split counted), mremap moves whole chunks to spare slots where the
-storm goes on using them, and every moved chunk comes home by the end; the
+storm goes on using them, holes start at any page or (--split-align range)
+at a multiple of their length, and every moved chunk comes home by the end; the
 verifier stays clean, bad options are rejected, and the checker still
 catches corruption, also in a chunk that lives at a spare slot."""
 import os
@@ -70,6 +71,26 @@ r = run(base + ["--shared", "--split-pages", "16"])
 clean(r, "shared, 16-page holes")
 common(r, "shared")
 
+# --split-align: a hole starts at any page (the default) or at a multiple of
+# its length; "aligned" counts the holes that did (mremap ops make none)
+holes = ["--split-mremap", "0", "--split-pages", "16", "--split-rate", "0", "--duration", "1s"]
+for align in [None, "page", "range"]:
+    what = f"align {align or 'default'}, 16-page holes"
+    r = run(base + holes + (["--split-align", align] if align else []))
+    clean(r, what)
+    c = lambda n: r.counter("split", n)  # noqa: E731
+    made = c("mprotect") + c("munmap")
+    check(r.doc["options"]["stressors"]["split"]["align"] == (align or "page"),
+          f"{what}: the report echoes align={r.doc['options']['stressors']['split']['align']}")
+    check(made > 20 and c("mprotect") > 0 and c("munmap") > 0,
+          f"{what}: holes made ({c('mprotect')} mprotect, {c('munmap')} munmap)")
+    if align == "range":
+        check(c("aligned") == made, f"{what}: every hole aligned ({c('aligned')} of {made})")
+    else:
+        # a start at any of 497 pages is a multiple of 16 for 32 of them
+        check(c("aligned") < made / 4, f"{what}: holes start at any page, {c('aligned')} "
+              f"of {made} aligned")
+
 # a chunk lives at a spare slot: the storm writes and verifies it there, and
 # a corruption injected there is caught at the spare slot's address
 r = run(["--stressors", "fault,split", "--threads", "4", "--duration", "2s", "--size", "4M",
@@ -92,7 +113,9 @@ check(r.rc == 2 and "split: every op weight is 0" in r.err,
       f"all weights 0: a usage error naming it (rc {r.rc}, {r.err.strip()!r})")
 
 for bad, what in [(["--split-pages", "512"], "512"), (["--split-away", "5x"], "5x"),
-                  (["--split-mremap", "1000"], "1000")]:
+                  (["--split-mremap", "1000"], "1000"),
+                  (["--split-align", "middle"],
+                   "--split-align: invalid value 'middle' (expected one of page|range)")]:
     r = run(base + bad, json_report=False)
     lines = [ln for ln in r.err.strip().splitlines() if ln]
     check(r.rc == 2 and len(lines) == 1 and what in lines[0],
