@@ -7,7 +7,8 @@ Where collapses must succeed: --thp inherit leaves the arena without advice,
 so with THP "madvise" or "never" system-wide the storm faults small pages and
 MADV_COLLAPSE (which ignores the sysfs settings) collapses them. Where they
 must fail: --thp nohuge puts VM_NOHUGEPAGE on the arena, which MADV_COLLAPSE
-respects (EINVAL). And the skip path: THP disabled for the process."""
+respects (EINVAL). And the skip path: THP disabled for the process (a kernel
+without MADV_COLLAPSE: test_collapse_nomadv.py)."""
 import os
 import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
@@ -71,6 +72,12 @@ if mode in ("madvise", "never"):
 else:
     print(f"# THP enabled={mode} system-wide: the storm faults huge pages itself in inherit "
           "mode; the must-succeed checks do not apply")
+
+# ---- --collapse-rate paces the calls (only calls count as ops) ----
+r = run(BASE + ["--thp", "inherit", "--collapse-rate", "20"])
+clean(r, "inherit, rate 20")
+paced = r.stressor("collapse")["ops_per_s"]
+check(0 < paced <= 22, f"rate 20: paced to {paced:.1f} calls/s")
 
 # ---- nohuge: VM_NOHUGEPAGE everywhere, MADV_COLLAPSE must refuse ----
 r = run(BASE + ["--thp", "nohuge"])

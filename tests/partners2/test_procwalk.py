@@ -45,6 +45,11 @@ if thp_available():
     check(r.counter("procwalk", "huge_seen") > 0,
           f"smaps caught the storm's huge PMDs ({r.counter('procwalk', 'huge_seen')} reads)")
 
+r = run(BASE + ["--procwalk-rate", "20"])
+clean(r, "rate 20")
+paced = r.stressor("procwalk")["ops_per_s"]
+check(0 < paced <= 22, f"rate 20: paced to {paced:.1f} reads/s")
+
 for extra, what in [(["--thp", "nohuge"], "nohuge"), (["--thp", "toggle"], "toggle"),
                     (["--shared"], "shared"), (["--procwalk-pagemap-range", "1G"], "whole arena"),
                     (["--procwalk-rate", "0", "--procwalk-workers", "2"], "unpaced, 2 workers")]:
@@ -78,7 +83,7 @@ clean(r, "--config procwalk")
 
 # (the engine names the option without its stressor prefix: match the value)
 for args, needle in [(["--procwalk-pagemap-range", "1K"], "invalid value '1K' (out of range"),
-                     (["--procwalk-smaps", "maybe"], "unexpected argument 'maybe'"),
+                     (["--procwalk-smaps", "maybe"], "invalid value 'maybe' (expected on|off"),
                      (["--procwalk-rate", "-5"], "invalid value '-5'")]:
     r = run(BASE + args, json_report=False)
     check(r.rc == 2 and needle in r.err, f"{' '.join(args)}: exit 2 naming it ({r.err.strip()!r})")

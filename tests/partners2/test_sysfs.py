@@ -73,6 +73,12 @@ with thpsnap.Guard() as before:
           "the storm kept running through the churn, clean")
     check(thpsnap.read() == before, f"settings as before ({thpsnap.diff(before, thpsnap.read())})")
 
+    # --sysfs-rate paces the writes
+    r = run(BASE + ["--sysfs-rate", "20"])
+    paced = (r.stressor("sysfs") or {}).get("ops_per_s", 0)
+    check(r.rc == 0 and 0 < paced <= 22, f"rate 20: paced to {paced:.1f} writes/s (rc {r.rc})")
+    check(thpsnap.read() == before, f"settings as before ({thpsnap.diff(before, thpsnap.read())})")
+
     # one knob group at a time
     r = run(BASE + ["--sysfs-enabled", "off", "--sysfs-defrag", "off", "--sysfs-mthp", "off"])
     check(r.rc == 0 and r.counter("sysfs", "khugepaged") > 0 and r.counter("sysfs", "enabled") == 0
