@@ -191,7 +191,7 @@ static void write_ktap(FILE *out, const struct pmd_run *run)
 
 	for (i = 0; i < run->nsinst; i++)
 		ran += !run->sinst[i].skipped;
-	nchecks = run->nsinst + 5;
+	nchecks = run->nsinst + 6;
 	fprintf(out, "TAP version 13\n1..%u\n", nchecks);
 	diag(&k, "pmdstress %s: scenario %s, seed 0x%" PRIx64 ", %u threads, %.2f s, kernel %s",
 	     PMD_VERSION, cfg->scenario, cfg->seed_used, run->nworkers, pmd_run_seconds(run),
@@ -207,6 +207,9 @@ static void write_ktap(FILE *out, const struct pmd_run *run)
 		  PMD_EV_CORRUPTION, PMD_EV_CORRUPTION);
 	run_check(&k, run, ran, "no_fault_on_live_chunk", ev[PMD_EV_SIGNAL],
 		  "SIGSEGV/SIGBUS on a live arena chunk", PMD_EV_SIGNAL, PMD_EV_SIGNAL);
+	run_check(&k, run, ran, "no_misplaced_page", ev[PMD_EV_MISPLACED],
+		  "page(s) off the node move_pages said it put them on", PMD_EV_MISPLACED,
+		  PMD_EV_MISPLACED);
 	splat_check(&k, run, ran);
 	run_check(&k, run, ran, "no_hang", ev[PMD_EV_HANG], "worker(s) stopped making progress",
 		  PMD_EV_HANG, PMD_EV_HANG);

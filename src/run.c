@@ -658,6 +658,14 @@ static void decide_verdict(struct pmd_run *run)
 		run->exit_code = 1;
 		run->status = "live_fault";
 		snprintf(run->verdict, sizeof(run->verdict), "fault on a live chunk");
+	} else if (run->ev_count[PMD_EV_MISPLACED]) {
+		/* the data is intact, but the kernel did not do what it said it did */
+		run->exit_code = 1;
+		run->status = "misplaced";
+		snprintf(run->verdict, sizeof(run->verdict), "%llu page%s off the node move_pages "
+							     "said it put them on",
+			 (unsigned long long)run->ev_count[PMD_EV_MISPLACED],
+			 run->ev_count[PMD_EV_MISPLACED] == 1 ? "" : "s");
 	} else if (run->ev_count[PMD_EV_KERNEL_LOG] || run->ev_count[PMD_EV_TAINT]) {
 		run->exit_code = 3;
 		run->status = "kernel";

@@ -37,14 +37,23 @@
  * on the node asked for, "elsewhere" or "absent" when a racing zap or fault
  * got there first (counted, not an error). Lost data shows as LOST_WRITE,
  * STALE or FOREIGN from the storm's verifier, or from the held chunks'.
+ *
+ * A held chunk is where "elsewhere" is not a race: when move_pages said it
+ * moved a page there (status == target) and the query right after finds it
+ * on another node, while no other migration call of this stressor was on
+ * the chunk (of any of its workers) and NUMA balancing and demotion are
+ * off, the kernel said something that is not so: one error event per op,
+ * naming the chunk, page and both nodes (see check_held_placement()).
  */
 #include <pmdstress/stressor.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pmdstress/numasys.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define SCAN_MAX 4096u	    /* chunks looked at for a round to race */
 #define NODEMASK_BITS 1024u /* get_mempolicy wants room for every possible node */
@@ -147,7 +156,14 @@ struct migrate_priv {
 	uint64_t weight_sum;
 	int nodes[64]; /* nodes this process may allocate on */
 	unsigned nnodes;
+	/* per worker (atomics): what its migration call is on now, see call_begin() */
+	unsigned nworkers;
+	uint32_t *on;	   /* chunk index + 1, ON_ALL, or 0 between calls */
+	uint32_t *held;	   /* chunk index + 1 of the held chunk it is checking, or 0 */
+	uint32_t *spoiled; /* another call touched that chunk meanwhile */
 };
+
+#define ON_ALL UINT32_MAX /* a call that may move any chunk's pages (process, heads) */
 
 /* One worker's buffers: a chunk's worth of addresses, targets and answers. */
 struct migrate_worker {
@@ -155,6 +171,7 @@ struct migrate_worker {
 	int nodes[PMD_CHUNK_PAGES];
 	int status[PMD_CHUNK_PAGES];
 	struct pmd_chunk *heads[PMD_CHUNK_PAGES]; /* whose first page pages[i] is (heads) */
+	uint64_t moved[PMD_CHUNK_PAGES / 64];	  /* held: move_pages said pages[i] is on target */
 	unsigned process_turn;
 };
 
@@ -245,6 +262,75 @@ static void call_failed(struct pmd_worker *w, int err, const char *what, int tar
 		pmd_worker_error(w, -err, "migrate: %s to node %d", what, target);
 }
 
+/*
+ * Every migration call says what it is on (@on: chunk index + 1, or ON_ALL)
+ * for as long as it runs, so that a held chunk's check can tell whether
+ * another worker's call may have moved its pages. Dekker's handshake, all
+ * sequentially consistent: a call stores on[] then loads held[]; a check
+ * stores held[] then loads on[]. Of two that meet, at least one sees the
+ * other: the call marks the check spoiled before it moves anything, or the
+ * check sees the call in flight. Without SEQ_CST the store could pass the
+ * load and both miss.
+ */
+static void call_begin(struct pmd_worker *w, struct migrate_priv *mp, uint32_t on)
+{
+	unsigned i;
+
+	__atomic_store_n(&mp->on[w->index], on, __ATOMIC_SEQ_CST);
+	for (i = 0; i < mp->nworkers; i++) {
+		uint32_t h = __atomic_load_n(&mp->held[i], __ATOMIC_SEQ_CST);
+
+		if (h && i != w->index && (on == ON_ALL || on == h))
+			__atomic_store_n(&mp->spoiled[i], 1, __ATOMIC_SEQ_CST);
+	}
+}
+
+static void call_end(struct pmd_worker *w, struct migrate_priv *mp)
+{
+	__atomic_store_n(&mp->on[w->index], 0, __ATOMIC_RELEASE);
+}
+
+/* Start checking held chunk @c: false if another worker's call is on it right now. */
+static bool check_begin(struct pmd_worker *w, struct migrate_priv *mp, const struct pmd_chunk *c)
+{
+	uint32_t me = c->index + 1;
+	bool alone = true;
+	unsigned i;
+
+	__atomic_store_n(&mp->spoiled[w->index], 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&mp->held[w->index], me, __ATOMIC_SEQ_CST);
+	for (i = 0; i < mp->nworkers; i++) {
+		uint32_t on = __atomic_load_n(&mp->on[i], __ATOMIC_SEQ_CST);
+
+		if (i != w->index && (on == ON_ALL || on == me))
+			alone = false;
+	}
+	return alone;
+}
+
+/* Stop checking: true if no other call touched the chunk since check_begin(). */
+static bool check_end(struct pmd_worker *w, struct migrate_priv *mp)
+{
+	bool spoiled = __atomic_load_n(&mp->spoiled[w->index], __ATOMIC_SEQ_CST);
+
+	__atomic_store_n(&mp->held[w->index], 0, __ATOMIC_RELEASE);
+	return !spoiled;
+}
+
+/* A sysctl-style file reads as "0"/"false" (or is absent: the feature is not there). */
+static bool knob_off(const char *path)
+{
+	char buf[16] = "";
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return errno == ENOENT;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n > 0 && (buf[0] == '0' || !strncmp(buf, "false", 5));
+}
+
 /* ---- choosing a chunk ---------------------------------------------------------- */
 
 /* A chunk a round is writing (if asked and there is one), else any chunk. */
@@ -302,9 +388,81 @@ static void page_set(struct pmd_worker *w, struct migrate_worker *mw, char *addr
 		mw->pages[k] = addr + ((size_t)p << PMD_PAGE_SHIFT);
 }
 
+/*
+ * Held chunk @c was just moved to @target: move_pages' answers are in
+ * mw->status. Remember which pages it said are on @target, and whether
+ * they are most of the present ones: a collapse of the range puts its huge
+ * page on the node most of them are on, which must then be @target. (Some
+ * refusals are normal: moving a PMD-mapped THP, 6.1 answers -EBUSY for its
+ * second page, isolated with the head, and @target for the rest.)
+ */
+static bool held_moved(struct migrate_worker *mw, unsigned n, int target)
+{
+	unsigned i, moved = 0, present = 0;
+
+	memset(mw->moved, 0, sizeof(mw->moved));
+	for (i = 0; i < n; i++) {
+		if (mw->status[i] == -ENOENT || mw->status[i] == -EFAULT)
+			continue;
+		present++;
+		if (mw->status[i] == target) {
+			mw->moved[i / 64] |= 1ull << (i % 64);
+			moved++;
+		}
+	}
+	return 2 * moved > present;
+}
+
+/*
+ * The query right after (mw->status now) against what move_pages said. A
+ * page it put on @target that is on another node now was moved again, and
+ * here nothing may do that: the chunk is held (the storm, zap and split
+ * leave it alone; the fork stressor's children may share it, but shared
+ * pages are refused, not moved), no other migration call of this stressor
+ * was on it (check_begin() to check_end()), and with most present pages on
+ * @target a collapse (MADV_COLLAPSE, khugepaged) allocates its huge page
+ * there too. What is left is NUMA balancing and demotion to a slower tier,
+ * read here, once a page is found elsewhere (a setting flipped on and off
+ * again within the op would fool it; nothing in a run does). Compaction
+ * stays within the node; reclaim makes a page absent, never elsewhere. So:
+ * the kernel said moved, and the page is elsewhere. One event per op (exit 1).
+ */
+static void check_held_placement(struct pmd_worker *w, struct migrate_worker *mw,
+				 struct pmd_chunk *c, unsigned n, int target)
+{
+	unsigned i, wrong = 0, first = 0;
+	struct pmd_event ev;
+	uint64_t pfn = 0;
+
+	for (i = 0; i < n; i++)
+		if ((mw->moved[i / 64] >> (i % 64) & 1) && mw->status[i] >= 0 &&
+		    mw->status[i] != target && !wrong++)
+			first = i;
+	if (!wrong || !knob_off("/proc/sys/kernel/numa_balancing") ||
+	    !knob_off("/sys/kernel/mm/numa/demotion_enabled"))
+		return;
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = PMD_EV_MISPLACED;
+	ev.t_ns = pmd_now_ns();
+	ev.worker = (int)w->id;
+	ev.stressor = w->si->st->name;
+	pmd_event_at_chunk(&ev, c, first, 0);
+	ev.thp = pmd_thp_probe(w->si->run, c, &pfn);
+	ev.pfn = pfn;
+	ev.expected = (uint64_t)target;
+	ev.actual = (uint64_t)mw->status[first];
+	snprintf(ev.text, sizeof(ev.text),
+		 "migrate: move_pages put held chunk %u on node %d, yet right after %u of its pages "
+		 "are on another node (page %u on node %d) with no other migration, NUMA "
+		 "balancing or demotion that could have moved them",
+		 c->index, target, wrong, first, mw->status[first]);
+	pmd_event_post(w->si->run, &ev);
+}
+
 static void move_set(struct pmd_worker *w, struct migrate_priv *mp, struct migrate_worker *mw,
 		     struct pmd_chunk *c, char *addr, unsigned n, bool held)
 {
+	bool alone = false;
 	int target, rc;
 	uint64_t t0;
 	unsigned i;
@@ -315,6 +473,9 @@ static void move_set(struct pmd_worker *w, struct migrate_priv *mp, struct migra
 		mw->nodes[i] = target;
 	if (!held && pmd_chunk_state(c) == PMD_CHUNK_ROUND)
 		pmd_count(w, M_RACED, 1);
+	if (held)
+		alone = check_begin(w, mp, c);
+	call_begin(w, mp, c->index + 1);
 	t0 = pmd_now_ns();
 	rc = (int)pmd_move_pages(0, n, mw->pages, mw->nodes, mw->status, MPOL_MF_MOVE);
 	pmd_latency(w, n == PMD_CHUNK_PAGES ? L_CHUNK : L_PAGES, pmd_now_ns() - t0);
@@ -322,12 +483,18 @@ static void move_set(struct pmd_worker *w, struct migrate_priv *mp, struct migra
 		      (uint32_t)target);
 	pmd_count(w, M_OPS, 1);
 	pmd_count(w, held ? M_HELD : n == PMD_CHUNK_PAGES ? M_CHUNKS : M_PAGES, 1);
+	call_end(w, mp);
 	if (rc < 0) {
+		if (held)
+			check_end(w, mp);
 		call_failed(w, errno, "move_pages", target);
 		return;
 	}
 	count_refused(w, mw, n);
+	alone = alone && held_moved(mw, n, target);
 	count_placement(w, mw, n, target);
+	if (held && check_end(w, mp) && alone)
+		check_held_placement(w, mw, c, n, target);
 }
 
 static void mbind_move(struct pmd_worker *w, struct migrate_priv *mp, struct migrate_worker *mw,
@@ -343,6 +510,7 @@ static void mbind_move(struct pmd_worker *w, struct migrate_priv *mp, struct mig
 	mask[(unsigned)target / LONG_BITS] |= 1ul << ((unsigned)target % LONG_BITS);
 	if (pmd_chunk_state(c) == PMD_CHUNK_ROUND)
 		pmd_count(w, M_RACED, 1);
+	call_begin(w, mp, c->index + 1);
 	t0 = pmd_now_ns();
 	/* no MPOL_MF_STRICT: pages that cannot move are not an error here */
 	rc = pmd_mbind(addr, PMD_CHUNK_SIZE, MPOL_BIND, mask, PMD_MAX_NODES + 1, MPOL_MF_MOVE);
@@ -362,6 +530,7 @@ static void mbind_move(struct pmd_worker *w, struct migrate_priv *mp, struct mig
 	 * or a zap had them). Without MPOL_MF_STRICT newer kernels say 0, but
 	 * 6.1 says EIO; either way the pages left behind show as elsewhere.
 	 */
+	call_end(w, mp);
 	if (err && err != EIO) {
 		call_failed(w, err, "mbind MPOL_MF_MOVE", target);
 		return;
@@ -385,9 +554,11 @@ static void migrate_process(struct pmd_worker *w, struct migrate_priv *mp,
 			from[(unsigned)mp->nodes[i] / LONG_BITS] |=
 				1ul << ((unsigned)mp->nodes[i] % LONG_BITS);
 	to[(unsigned)target / LONG_BITS] |= 1ul << ((unsigned)target % LONG_BITS);
+	call_begin(w, mp, ON_ALL);
 	t0 = pmd_now_ns();
 	rc = pmd_migrate_pages(0, PMD_MAX_NODES + 1, from, to);
 	pmd_latency(w, L_PROCESS, pmd_now_ns() - t0);
+	call_end(w, mp);
 	pmd_count(w, M_OPS, 1);
 	pmd_count(w, M_PROCESSES, 1);
 	if (rc < 0)
@@ -428,9 +599,11 @@ static void move_heads(struct pmd_worker *w, struct migrate_priv *mp, struct mig
 		if (pmd_chunk_state(mw->heads[i]) == PMD_CHUNK_ROUND)
 			pmd_count(w, M_RACED, 1);
 	}
+	call_begin(w, mp, ON_ALL);
 	t0 = pmd_now_ns();
 	rc = (int)pmd_move_pages(0, n, mw->pages, mw->nodes, mw->status, MPOL_MF_MOVE);
 	pmd_latency(w, L_CHUNK, pmd_now_ns() - t0);
+	call_end(w, mp);
 	for (i = 0; i < n; i++)
 		pmd_chunk_log(mw->heads[i], t0, PMD_OP_MIGRATE, w->id, (uint32_t)target);
 	pmd_count(w, M_OPS, 1);
@@ -578,25 +751,34 @@ static int migrate_setup(struct pmd_sinst *si)
 		return -ENOMEM;
 	mp->o = o;
 	mp->weight_sum = sum;
+	si->priv = mp;
 	err = mems_allowed(mp->nodes, 64, &mp->nnodes);
-	if (err || mp->nnodes < 2) {
-		free(mp);
+	if (err || mp->nnodes < 2)
 		return err ? err : -ENODEV;
-	}
 	/* mbind and migrate_pages masks here hold nodes below PMD_MAX_NODES */
 	while (mp->nnodes && mp->nodes[mp->nnodes - 1] >= PMD_MAX_NODES)
 		mp->nnodes--;
-	if (mp->nnodes < 2) {
-		free(mp);
+	if (mp->nnodes < 2)
 		return -ERANGE;
-	}
-	si->priv = mp;
+	mp->nworkers = si->nworkers;
+	mp->on = calloc(si->nworkers + 1, sizeof(*mp->on));
+	mp->held = calloc(si->nworkers + 1, sizeof(*mp->held));
+	mp->spoiled = calloc(si->nworkers + 1, sizeof(*mp->spoiled));
+	if (!mp->on || !mp->held || !mp->spoiled)
+		return -ENOMEM;
 	return 0;
 }
 
 static void migrate_teardown(struct pmd_sinst *si)
 {
-	free(si->priv);
+	struct migrate_priv *mp = si->priv;
+
+	if (!mp)
+		return;
+	free(mp->on);
+	free(mp->held);
+	free(mp->spoiled);
+	free(mp);
 	si->priv = NULL;
 }
 

@@ -68,8 +68,8 @@ r = run(base + ["--quiet", "--ktap", tap])
 check(r.rc == 0, f"clean run exits 0\n{r.show()}")
 text = open(tap).read() if os.path.exists(tap) else ""
 res = well_formed(text, "clean")
-for name in ["stressor_fault", "no_corruption", "no_fault_on_live_chunk", "no_kernel_splat",
-             "no_hang", "no_internal_error"]:
+for name in ["stressor_fault", "no_corruption", "no_fault_on_live_chunk", "no_misplaced_page",
+             "no_kernel_splat", "no_hang", "no_internal_error"]:
     check(name in res and res[name][0] and res[name][3] is None, f"clean: '{name}' is ok")
 rc, out = prove(tap)
 check(rc == 0 and "Result: PASS" in out, f"prove passes the clean run's KTAP\n{out}")
