@@ -15,9 +15,11 @@
  * says which way is better; "none" metrics are listed and never flagged.
  * --threshold PCT makes a significant change for the worse of more than PCT
  * percent exit 1, for CI gates. Reports of different scenarios, stressors or
- * options (seed, duration, progress, quiet and the output files aside) are
- * refused unless --force, and every field read is checked first: a broken
- * file is one line naming the file and the field, exit 2.
+ * options (those that do not change what is measured aside: see
+ * option_ignored()) are refused unless --force, and every field read is
+ * checked first: a broken file is one line naming the file and the field,
+ * exit 2. A schema version this pmdstress does not know is refused even
+ * with --force: there is no reading a layout one has never seen.
  */
 #include "compare.h"
 
@@ -404,10 +406,20 @@ static int load_file(struct cmp *c, unsigned fi)
 	struct pmd_jctx x = { .file = f->path, .err = c->err, .errlen = sizeof(c->err) };
 	json_t *top, *rounds;
 	size_t i, measured = 0;
+	long long version;
 
-	f->doc = pmd_report_load(f->path, c->err, sizeof(c->err));
-	if (!f->doc)
+	f->doc = pmd_report_load_version(f->path, c->err, sizeof(c->err), &version);
+	if (!f->doc) {
+		/* say why --force is no way out: its numbers cannot be read */
+		if (version && version != PMD_SCHEMA_VERSION) {
+			size_t n = strlen(c->err);
+
+			snprintf(c->err + n, sizeof(c->err) - n,
+				 " (--force does not apply to schema versions: a reader cannot "
+				 "interpret a schema it does not know)");
+		}
 		return -EINVAL;
+	}
 	if (!pmd_jget(&x, f->doc, "", "scenario", PMD_J_STRING) || check_options(&x, f->doc) ||
 	    !(top = pmd_jget(&x, f->doc, "", "stressors", PMD_J_ARRAY)))
 		return -EINVAL;
@@ -472,12 +484,21 @@ static int collect_file(struct cmp *c, unsigned fi)
 
 /* ---- are they comparable? ----------------------------------------------------- */
 
-/* Options that may differ between the runs being compared. */
+/*
+ * Global options that may differ between the runs being compared: they do
+ * not change what one sample measures. Per-second rates make duration free;
+ * rounds and warmup only change how many samples there are, which Welch's
+ * test takes as it comes; interval and hang-timeout pace the monitor and
+ * its watchdog; the rest name outputs. Everything else (threads, size, thp,
+ * verify, thp-probe, NUMA, memcg, the stack) shapes the workload itself.
+ */
 static bool option_ignored(const char *name)
 {
-	static const char *const free_opts[] = { "seed",  "duration", "json",	"progress",
-						 "quiet", "ktap",     "jsonl", "replay",
-						 NULL };
+	static const char *const free_opts[] = {
+		"seed",	    "duration", "rounds", "warmup", "interval", "hang-timeout",
+		"progress", "quiet",	"json",	  "jsonl",  "ktap",	"replay",
+		NULL,
+	};
 	unsigned i;
 
 	for (i = 0; free_opts[i]; i++)

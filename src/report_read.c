@@ -115,13 +115,14 @@ double pmd_jnum(const json_t *v)
 	return json_number_value(v);
 }
 
-json_t *pmd_report_load(const char *path, char *err, size_t errlen)
+json_t *pmd_report_load_version(const char *path, char *err, size_t errlen, long long *version)
 {
 	struct pmd_jctx x = { .file = path, .err = err, .errlen = errlen };
 	json_error_t je;
 	struct stat sb;
 	json_t *doc, *v;
 
+	*version = 0;
 	if (stat(path, &sb)) {
 		pmd_jerr(&x, NULL, "cannot open: %s", strerror(errno));
 		return NULL;
@@ -152,6 +153,7 @@ json_t *pmd_report_load(const char *path, char *err, size_t errlen)
 	v = pmd_jget(&x, doc, "", "schema_version", PMD_J_INTEGER);
 	if (!v)
 		goto bad;
+	*version = json_integer_value(v);
 	if (json_integer_value(v) != PMD_SCHEMA_VERSION) {
 		pmd_jerr(&x, "schema_version",
 			 "version %lld, but this pmdstress (%s) reads version %d reports",
@@ -162,4 +164,11 @@ json_t *pmd_report_load(const char *path, char *err, size_t errlen)
 bad:
 	json_decref(doc);
 	return NULL;
+}
+
+json_t *pmd_report_load(const char *path, char *err, size_t errlen)
+{
+	long long version;
+
+	return pmd_report_load_version(path, err, errlen, &version);
 }

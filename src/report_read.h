@@ -15,6 +15,12 @@
 
 /* Load @path; NULL (and one line in @err) unless it is a report we read. */
 json_t *pmd_report_load(const char *path, char *err, size_t errlen);
+/*
+ * The same, and @version gets the file's schema_version when it is a
+ * pmdstress report with an integer one, 0 otherwise: so a caller can tell
+ * "a version I do not know" from "broken".
+ */
+json_t *pmd_report_load_version(const char *path, char *err, size_t errlen, long long *version);
 
 enum pmd_jkind {
 	PMD_J_OBJECT,

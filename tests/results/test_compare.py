@@ -228,6 +228,20 @@ check(rc == 2 and "option threads is '6'" in err and "--force" in err and not ou
       f"different --threads: refused, exit 2\n{err}")
 rc, out, err = compare(pa, p6, "--force")
 check(rc == 0 and "warning:" in err and "ops_per_s" in out, f"--force compares anyway\n{err}")
+# options that do not change what is measured: a 3-round report against a 2-round one
+d = copy.deepcopy(a1)
+d["options"]["global"].update({"rounds": "3", "warmup": "off", "interval": "250ms",
+                               "hang-timeout": "5s", "quiet": "off", "progress": "line",
+                               "json": "/elsewhere.json", "jsonl": "x.jsonl", "ktap": "-"})
+rc, out, err = compare(pa, save("free.json", d))
+check(rc == 0 and "not comparable" not in err and "ops_per_s" in out,
+      f"rounds, warmup, interval, hang-timeout and the outputs may differ\n{err}")
+for opt, val in (("size", "32M"), ("verify", "off"), ("thp", "nohuge")):
+    d = copy.deepcopy(a1)
+    d["options"]["global"][opt] = val
+    rc, out, err = compare(pa, save(f"opt-{opt}.json", d))
+    check(rc == 2 and f"option {opt} is '{val}'" in err,
+          f"--{opt} shapes the workload: still refused\n{err}")
 d = copy.deepcopy(a1)
 d["scenario"] = "soak"
 rc, out, err = compare(pa, save("soak.json", d))
@@ -299,6 +313,13 @@ for name, text in cases:
         check(rc == 2 and len(lines) == 1 and path in lines[0] and expect[name] in lines[0]
               and not out,
               f"{name} ({'B' if order[0] == pa else 'A'}): exit 2, one line '{err.strip()}'")
+
+# an unknown schema version is refused even with --force, and the error says so
+path = os.path.join(tmp, "bad-version-2.json")
+rc, out, err = compare(pa, path, "--force")
+check(rc == 2 and "schema_version: version 2" in err and
+      "--force does not apply to schema versions" in err and not out,
+      f"version 2 with --force: still exit 2, and why ({err.strip()})")
 
 # the hand-made files kept with the tests
 bad_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bad")
