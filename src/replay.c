@@ -5,14 +5,16 @@
  * it back into command-line options ("--threads=4", "--fault-order=mixed"),
  * adds the seed the run used, puts the user's own options after them (they
  * win), and parses the lot through the one option table. The scenario's
- * name, the stressors it enabled and the seed as the user gave it (0: pick
- * one) are restored as they were, so the new report's options block reads
- * like the old one. Output files (json, ktap, jsonl) are never carried over:
- * a replay must not overwrite the report it reads.
+ * name and the stressors it enabled are restored as they were, so the new
+ * report's options block reads like the old one. Output files (json, ktap,
+ * jsonl) are never carried over: a replay must not overwrite the report it
+ * reads.
  *
  * Before the run, what differs between the report's machine and this one
  * (kernel, THP and mTHP settings, CPUs, NUMA nodes, root) is printed: a
  * replay that does not reproduce on another kernel should say why it might.
+ * The new report keeps the same list (pmd_replay_json()), against the
+ * system block it records itself, so the reason travels with the result.
  */
 #include "replay.h"
 
@@ -235,16 +237,21 @@ static const char *jtext(const json_t *v, char *buf, size_t len)
 	return v ? "?" : "(absent)";
 }
 
-static void differs(unsigned *n, const char *what, const char *was, const char *now)
+/* Add {what, then, now} to @diffs unless the two texts are equal. */
+static void differs(json_t *diffs, const char *what, const char *then, const char *now)
 {
-	if (!strcmp(was, now))
+	json_t *d;
+
+	if (!strcmp(then, now))
 		return;
-	if (!(*n)++)
-		fprintf(stderr, "pmdstress: replay: this machine differs from the report's:\n");
-	fprintf(stderr, "  %-34s %s in the report, %s here\n", what, was, now);
+	d = json_object();
+	json_object_set_new(d, "what", json_string(what));
+	json_object_set_new(d, "then", json_string(then));
+	json_object_set_new(d, "now", json_string(now));
+	json_array_append_new(diffs, d);
 }
 
-static void diff_kv(unsigned *n, const char *prefix, const json_t *obj, const struct pmd_kv *kv,
+static void diff_kv(json_t *diffs, const char *prefix, const json_t *obj, const struct pmd_kv *kv,
 		    unsigned nkv)
 {
 	char what[128], buf[32];
@@ -254,7 +261,7 @@ static void diff_kv(unsigned *n, const char *prefix, const json_t *obj, const st
 
 	for (i = 0; i < nkv; i++) {
 		snprintf(what, sizeof(what), "%s.%s", prefix, kv[i].key);
-		differs(n, what, jtext(json_object_get(obj, kv[i].key), buf, sizeof(buf)),
+		differs(diffs, what, jtext(json_object_get(obj, kv[i].key), buf, sizeof(buf)),
 			kv[i].value);
 	}
 	json_object_foreach((json_t *)obj, key, v) {
@@ -265,16 +272,51 @@ static void diff_kv(unsigned *n, const char *prefix, const json_t *obj, const st
 		if (here)
 			continue;
 		snprintf(what, sizeof(what), "%s.%s", prefix, key);
-		differs(n, what, jtext(v, buf, sizeof(buf)), "(absent)");
+		differs(diffs, what, jtext(v, buf, sizeof(buf)), "(absent)");
 	}
 }
 
-static unsigned diff_system(const char *path, const json_t *sys)
+/* What differs between a report's system block @sys and the machine @here: an array. */
+static json_t *system_differences(const json_t *sys, const struct pmd_sysinfo *here)
+{
+	const json_t *k = json_object_get(sys, "kernel");
+	json_t *diffs = json_array();
+	char b1[32], b2[32];
+
+	differs(diffs, "kernel release", jtext(json_object_get(k, "release"), b1, sizeof(b1)),
+		here->release);
+	differs(diffs, "machine", jtext(json_object_get(k, "machine"), b1, sizeof(b1)),
+		here->machine);
+	snprintf(b2, sizeof(b2), "%ld", here->cpus_online);
+	differs(diffs, "CPUs online", jtext(json_object_get(sys, "cpus_online"), b1, sizeof(b1)),
+		b2);
+	snprintf(b2, sizeof(b2), "%u", here->nodes);
+	differs(diffs, "NUMA nodes", jtext(json_object_get(sys, "numa_nodes"), b1, sizeof(b1)), b2);
+	differs(diffs, "root", jtext(json_object_get(sys, "root"), b1, sizeof(b1)),
+		here->root ? "yes" : "no");
+	diff_kv(diffs, "thp", json_object_get(sys, "thp"), here->thp, here->nthp);
+	diff_kv(diffs, "mthp", json_object_get(sys, "mthp"), here->mthp, here->nmthp);
+	return diffs;
+}
+
+static void print_differences(FILE *out, const json_t *replay, const char *indent)
+{
+	json_t *diffs = json_object_get(replay, "differences"), *d;
+	size_t i;
+
+	json_array_foreach(diffs, i, d)
+		fprintf(out, "%s%-34s %s in the report, %s here\n", indent,
+			json_string_value(json_object_get(d, "what")),
+			json_string_value(json_object_get(d, "then")),
+			json_string_value(json_object_get(d, "now")));
+}
+
+/* Print the differences before the run; their number. */
+static size_t diff_system(const char *path, const json_t *sys)
 {
 	struct pmd_sysinfo here;
-	const json_t *k = json_object_get(sys, "kernel");
-	char b1[32], b2[32];
-	unsigned n = 0;
+	json_t *replay;
+	size_t n;
 
 	if (!json_is_object(sys)) {
 		fprintf(stderr, "pmdstress: replay: %s has no system block; cannot tell how this "
@@ -282,18 +324,34 @@ static unsigned diff_system(const char *path, const json_t *sys)
 		return 0;
 	}
 	pmd_sysinfo_read(&here);
-	differs(&n, "kernel release", jtext(json_object_get(k, "release"), b1, sizeof(b1)),
-		here.release);
-	differs(&n, "machine", jtext(json_object_get(k, "machine"), b1, sizeof(b1)), here.machine);
-	snprintf(b2, sizeof(b2), "%ld", here.cpus_online);
-	differs(&n, "CPUs online", jtext(json_object_get(sys, "cpus_online"), b1, sizeof(b1)), b2);
-	snprintf(b2, sizeof(b2), "%u", here.nodes);
-	differs(&n, "NUMA nodes", jtext(json_object_get(sys, "numa_nodes"), b1, sizeof(b1)), b2);
-	differs(&n, "root", jtext(json_object_get(sys, "root"), b1, sizeof(b1)),
-		here.root ? "yes" : "no");
-	diff_kv(&n, "thp", json_object_get(sys, "thp"), here.thp, here.nthp);
-	diff_kv(&n, "mthp", json_object_get(sys, "mthp"), here.mthp, here.nmthp);
+	replay = json_object();
+	json_object_set_new(replay, "differences", system_differences(sys, &here));
+	n = json_array_size(json_object_get(replay, "differences"));
+	if (n)
+		fprintf(stderr, "pmdstress: replay: this machine differs from the report's:\n");
+	print_differences(stderr, replay, "  ");
+	json_decref(replay);
 	return n;
+}
+
+json_t *pmd_replay_json(const char *path, const struct pmd_sysinfo *now)
+{
+	char err[PMD_ERRLEN];
+	json_t *o = json_object(), *doc, *sys;
+
+	json_object_set_new(o, "of", json_string(path));
+	/* read again: the run may have taken long, but what it replays is this file */
+	doc = pmd_report_load(path, err, sizeof(err));
+	sys = json_object_get(doc, "system");
+	if (json_is_object(sys)) {
+		json_object_set_new(o, "differences", system_differences(sys, now));
+	} else {
+		json_object_set_new(o, "differences", json_null());
+		json_object_set_new(o, "error", json_string(doc ? "the report has no system block"
+								 : err));
+	}
+	json_decref(doc);
+	return o;
 }
 
 /* ---- the replay ------------------------------------------------------------------- */
@@ -325,11 +383,10 @@ int pmd_replay_config(struct pmd_config *cfg, int argc, char **argv, char *err, 
 {
 	struct args all = { 0 }, user = { 0 };
 	struct pmd_jctx x = { .err = err, .errlen = errlen };
-	const struct pmd_option *seed_opt = pmd_opt_find(pmd_global_options, "seed");
-	json_t *doc = NULL, *v;
+	json_t *doc = NULL;
 	struct given g;
 	uint64_t seed = 0;
-	unsigned ndiff;
+	size_t ndiff;
 	int i, rc;
 
 	rc = scan_user(argc, argv, &g, &user, err, errlen);
@@ -356,17 +413,6 @@ int pmd_replay_config(struct pmd_config *cfg, int argc, char **argv, char *err, 
 		rc = pmd_config_finish(cfg, err, errlen);
 	if (rc)
 		goto out;
-	/* the seed as the user gave it: "0" if the original run picked one */
-	v = json_object_get(json_object_get(json_object_get(doc, "options"), "global"), "seed");
-	if (!g.seed && json_is_string(v)) {
-		char perr[PMD_ERRLEN];
-
-		if (pmd_opt_parse(seed_opt, cfg, json_string_value(v), perr, sizeof(perr))) {
-			rc = pmd_jerr(&x, "options.global.seed", "%s", perr);
-			goto out;
-		}
-		cfg->seed_used = seed;
-	}
 	ndiff = diff_system(g.path, json_object_get(doc, "system"));
 	fprintf(stderr, "pmdstress: replaying %s: scenario %s, seed 0x%" PRIx64 "%s, %d argument%s "
 			"over it; %s\n",
@@ -379,4 +425,20 @@ out:
 	args_free(&all);
 	args_free(&user);
 	return rc ? -EINVAL : 0;
+}
+
+void pmd_replay_text(FILE *out, const char *path, const struct pmd_sysinfo *now)
+{
+	json_t *r = pmd_replay_json(path, now), *diffs = json_object_get(r, "differences");
+
+	if (!json_is_array(diffs))
+		fprintf(out, "\nreplay of %s: cannot tell how this machine differs (%s)\n", path,
+			json_string_value(json_object_get(r, "error")));
+	else if (!json_array_size(diffs))
+		fprintf(out, "\nreplay of %s: the machine matches the report's (kernel, THP, mTHP, "
+			     "CPUs, NUMA, root)\n", path);
+	else
+		fprintf(out, "\nreplay of %s: this machine differs from the report's:\n", path);
+	print_differences(out, r, "  ");
+	json_decref(r);
 }

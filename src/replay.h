@@ -5,8 +5,12 @@
 
 #include <pmdstress/config.h>
 
+#include "sysinfo.h"
+
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 /* True if @argv (after "run") holds --replay. */
 bool pmd_replay_requested(int argc, char **argv);
@@ -19,5 +23,15 @@ bool pmd_replay_requested(int argc, char **argv);
  * @err naming the file and field, or the option, that was wrong.
  */
 int pmd_replay_config(struct pmd_config *cfg, int argc, char **argv, char *err, size_t errlen);
+
+/*
+ * The "replay" block of the report of a replay of @path: {"of": path,
+ * "differences": [{"what", "then", "now"}...]}, "then" from @path's system
+ * block and "now" from @now (the system block the new report records). If
+ * @path cannot be read any more, "differences" is null and "error" says why.
+ */
+json_t *pmd_replay_json(const char *path, const struct pmd_sysinfo *now);
+/* For the text report: which report this replays and one line per difference. */
+void pmd_replay_text(FILE *out, const char *path, const struct pmd_sysinfo *now);
 
 #endif

@@ -9,6 +9,7 @@
 #include "bench.h"
 #include "config.h"
 #include "forensics.h"
+#include "replay.h"
 #include "run.h"
 #include "units.h"
 
@@ -48,9 +49,12 @@ static json_t *options_of(const struct pmd_option *table, const void *base)
 static json_t *options_json(const struct pmd_config *cfg)
 {
 	json_t *o = json_object(), *st = json_object();
+	json_t *glob = options_of(pmd_global_options, cfg);
 	unsigned i;
 
-	json_object_set_new(o, "global", options_of(pmd_global_options, cfg));
+	/* the seed used, not "0" when it was drawn: the options rerun this very run */
+	json_object_set_new(glob, "seed", hex(cfg->seed_used));
+	json_object_set_new(o, "global", glob);
 	for (i = 0; pmd_stressors[i]; i++) {
 		json_t *s;
 
@@ -316,6 +320,8 @@ static json_t *event_json(const struct pmd_run *run, const struct pmd_event *e)
 								  : 0));
 	json_object_set_new(o, "stressor", e->stressor ? json_string(e->stressor) : json_null());
 	json_object_set_new(o, "worker", json_integer(e->worker));
+	/* an event taken out of its report (a bug tracker, a grep) still says how to rerun */
+	json_object_set_new(o, "seed", hex(run->cfg->seed_used));
 	if (e->chunk >= 0) {
 		json_object_set_new(o, "address", hex(e->addr));
 		json_object_set_new(o, "chunk", json_integer(e->chunk));
@@ -459,8 +465,11 @@ json_t *pmd_report_json_doc(const struct pmd_run *run, int argc, char **argv)
 	json_object_set_new(doc, "argv", av);
 	json_object_set_new(doc, "scenario", json_string(run->cfg->scenario));
 	json_object_set_new(doc, "seed", hex(run->cfg->seed_used));
-	if (run->cfg->replay[0])
+	if (run->cfg->replay[0]) {
+		/* replay_of: what reports of schema 1 before the replay block had */
 		json_object_set_new(doc, "replay_of", json_string(run->cfg->replay));
+		json_object_set_new(doc, "replay", pmd_replay_json(run->cfg->replay, &run->sys));
+	}
 	json_object_set_new(doc, "started", json_string(when));
 	json_object_set_new(doc, "duration_s", json_real(secs));
 	json_object_set_new(doc, "stop_reason", json_string(run->stop_reason));

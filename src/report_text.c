@@ -3,6 +3,7 @@
 #include "report.h"
 
 #include "forensics.h"
+#include "replay.h"
 #include "run.h"
 #include "units.h"
 
@@ -281,6 +282,8 @@ void pmd_report_text(FILE *out, const struct pmd_run *run)
 			pmd_thp_probe_method(run));
 	pmd_numa_text(out, run);
 	pmd_memcg_text(out, run);
+	if (run->cfg->replay[0])
+		pmd_replay_text(out, run->cfg->replay, &run->sys);
 	event_lines(out, run);
 	if (run->mon.klog_len)
 		fprintf(out, "\nkernel log during the run (splats and what followed them):\n%s",

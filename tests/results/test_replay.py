@@ -2,10 +2,11 @@
 # labels: e2e results
 # timeout: 180
 """pmdstress run --replay A.json: the new report's options and seed equal the
-old one's (also for a seed the first run picked itself), options given after
---replay override, a replayed injection is caught again, the report file is
-never overwritten, what differs in the environment is printed, and a broken
-report is one line with exit 2."""
+old one's (also for a seed the first run picked itself: options.global.seed
+echoes the seed used), options given after --replay override, a replayed
+injection is caught again and its events carry the seed, the report file is
+never overwritten, what differs in the environment is printed and kept in the
+new report's "replay" block, and a broken report is one line with exit 2."""
 import copy
 import hashlib
 import json
@@ -47,7 +48,10 @@ first = ["--threads", "3", "--duration", "700ms", "--size", "8M", "--progress", 
 a = run(first)
 if not check(a.rc == 0 and a.doc, f"the original run is clean\n{a.show()}"):
     fail("no clean report to replay")
-check(a.doc["options"]["global"]["seed"] == "0", "the original run picked its own seed")
+check("--seed" not in a.doc["argv"] and a.doc["seed"].startswith("0x"),
+      "the original run picked its own seed")
+check(a.doc["options"]["global"]["seed"] == a.doc["seed"],
+      f"options.global.seed is the seed used ({a.doc['options']['global']['seed']}), not 0")
 pa = save("a.json", a.doc)
 digest = hashlib.sha256(open(pa, "rb").read()).hexdigest()
 
@@ -59,6 +63,11 @@ check(r.doc["scenario"] == a.doc["scenario"], "same scenario name")
 check([s["name"] for s in r.doc["stressors"]] == [s["name"] for s in a.doc["stressors"]],
       "same stressors, in the same order")
 check(r.doc.get("replay_of") == pa, f"the new report says what it replays ({r.doc.get('replay_of')})")
+rp = r.doc.get("replay") or {}
+check(rp.get("of") == pa and isinstance(rp.get("differences"), list),
+      f"and keeps a replay block: of, differences ({rp})")
+check(not [x for x in rp.get("differences", []) if x["what"] in ("kernel release", "machine")],
+      f"same machine: no kernel difference listed ({rp.get('differences')})")
 check("replaying" in r.err and "the machine matches" in r.err,
       f"the replay says so, and that the machine matches\n{r.err}")
 check(hashlib.sha256(open(pa, "rb").read()).hexdigest() == digest,
@@ -74,7 +83,7 @@ same_options(a.doc, rr.doc, "replay of a replay")
 o = run(["run", "--replay", pa, "--threads", "2", "--seed", "5", "--fault-order", "forward"])
 check(o.rc == 0 and o.doc, f"a replay with overrides runs\n{o.show()}")
 g = o.doc["options"]["global"]
-check(g["threads"] == "2" and o.doc["seed"] == "0x5" and g["seed"] == "5",
+check(g["threads"] == "2" and o.doc["seed"] == "0x5" and g["seed"] == "0x5",
       f"--threads and --seed override (threads {g['threads']}, seed {o.doc['seed']})")
 check(o.doc["options"]["stressors"]["fault"]["order"] == "forward",
       "a stressor option overrides")
@@ -94,6 +103,10 @@ check(cr.rc == 1 and cr.doc and cr.doc["events"]["by_class"]["FOREIGN"] == 1,
       f"its replay finds it again\n{cr.show()}")
 ev = [(e["chunk"], e["page"], e["slot"]) for e in cr.events() if e.get("class") == "FOREIGN"]
 check(ev == [(3, 17, 2)], f"at the same chunk, page and slot {ev}")
+for doc, what in ((c.doc, "the original"), (cr.doc, "the replay")):
+    seeds = [e.get("seed") for e in doc["events"]["kept"]]
+    check(seeds and all(x == doc["seed"] == "0x7" for x in seeds),
+          f"{what}: every kept event carries the run's seed {seeds}")
 
 # what differs between the report's machine and this one is printed
 d = copy.deepcopy(a.doc)
@@ -110,6 +123,19 @@ for what in ["kernel release", "5.10.0-replaytest", "thp.enabled", "never-test",
              "128 in the report", "NUMA nodes", "root", "mthp.16kB", "always-test",
              "the machine differs"]:
     check(what in e.err, f"environment difference shown: '{what}'")
+# and kept in the new report, "now" being what that report's own system block says
+if check(e.doc and isinstance((e.doc.get("replay") or {}).get("differences"), list),
+         "the replay block lists the differences"):
+    diffs = {x["what"]: (x["then"], x["now"]) for x in e.doc["replay"]["differences"]}
+    sys_now = e.doc["system"]
+    for what, want in [("kernel release", ("5.10.0-replaytest", sys_now["kernel"]["release"])),
+                       ("CPUs online", ("128", str(sys_now["cpus_online"]))),
+                       ("NUMA nodes", ("4", str(sys_now["numa_nodes"]))),
+                       ("thp.enabled", ("never-test", sys_now["thp"]["enabled"])),
+                       ("mthp.16kB", ("always-test", sys_now["mthp"].get("16kB", "(absent)")))]:
+        check(diffs.get(what) == want, f"replay.differences: {what} {diffs.get(what)} == {want}")
+    check(len(diffs) == len(e.doc["replay"]["differences"]) and
+          "duration" not in diffs, f"one entry per difference, options are not system ({diffs})")
 
 # broken reports and bad use: one line, exit 2, no run
 bad = []
