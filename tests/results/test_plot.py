@@ -4,9 +4,9 @@
 """pmdstress plot: the "cdf" of every latency in the JSON report is a sound
 distribution, the charts gnuplot renders from real reports are valid images
 (PNG: magic and IHDR size; SVG: XML with an <svg> root), any stressor's
-latencies are drawn under its name, the --jsonl timeline is drawn when given,
-bad input is exit 2 and a machine without gnuplot is exit 125 with the
-scripts still written."""
+latencies are drawn under its name (real fork and exec reports), the --jsonl
+timeline is drawn when given, bad input is exit 2 and a machine without
+gnuplot is exit 125 with the scripts still written."""
 import copy
 import json
 import os
@@ -117,17 +117,20 @@ gp = open(os.path.join(out, "fault-latency.gp")).read()
 check("first_touch [A]" in gp and "first_touch [B]" in gp, "both reports are drawn, labelled")
 check("no --jsonl given" in se, "no --jsonl: said so, no timeline")
 
-# any stressor's latencies, under its own name (fork, exec and the rest when they come)
-d = copy.deepcopy(a.doc)
-s = d["stressors"][0]
-s["name"] = "fork"
-s["latency"] = {"fork": s["latency"]["first_touch"], "exit_wait": s["latency"]["zap"]}
-out = os.path.join(tmp, "fork")
-rc, so, se = plot(save("fork.json", d), "-o", out)
-check(rc == 0, f"a report with a 'fork' stressor plots\n{se}")
-images(out, "fork-latency", (1400, 560))
-gp = open(os.path.join(out, "fork-latency.gp")).read()
-check("'exit_wait [A]'" in gp and "'fork [A]'" in gp, "its latencies are named in the legend")
+# real fork and exec reports: their own latencies, under their own names
+for config, want in (("fork", ("fork", "reap", "cow_write")), ("exec", ("fork", "exec", "total"))):
+    r = run(["--config", config] + base[:-2])
+    if not check(r.rc == 0 and r.stressor(config), f"a clean 1 s --config {config} run\n{r.show()}"):
+        continue
+    lats = r.stressor(config)["latency"]
+    check(all(lats.get(k, {}).get("count", 0) > 0 for k in want),
+          f"{config}: {', '.join(want)} latencies recorded ({ {k: v['count'] for k, v in lats.items()} })")
+    out = os.path.join(tmp, config)
+    rc, so, se = plot(save(f"{config}.json", r.doc), "-o", out)
+    check(rc == 0, f"the {config} report plots\n{se}")
+    images(out, f"{config}-latency", (1400, 560))
+    gp = open(os.path.join(out, f"{config}-latency.gp")).read()
+    check(all(f"'{k} [A]'" in gp for k in want), f"{config}: {', '.join(want)} in the legend")
 
 # an older report without cdf: its percentiles are the curve
 d = copy.deepcopy(a.doc)
