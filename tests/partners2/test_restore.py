@@ -2,8 +2,9 @@
 # labels: e2e
 # timeout: 400
 """The settings-restore service: every THP sysfs file the sysfs stressor
-touched reads exactly as before (byte for byte) after a normal end, SIGINT,
-SIGTERM, a double SIGINT (the immediate exit), SIGQUIT and a worker's crash
+touched reads exactly as before (byte for byte) after a normal end, SIGINT
+and SIGTERM (restored, reported, then re-raised), a double SIGINT (the
+immediate exit), SIGQUIT and a worker's crash
 (invalid store, stack overflow, abort). Each path first sees the files
 change while pmdstress runs, so a run that never wrote cannot pass."""
 import os
@@ -87,9 +88,11 @@ with thpsnap.Guard() as baseline:
           f"normal end: stderr says what was restored ({r.err.strip()[-200:]!r})")
     same_as(baseline, "normal end")
 
-    # 2, 3. a clean stop on SIGINT and on SIGTERM
-    signal_path(baseline, [signal.SIGINT], "SIGINT", 0)
-    signal_path(baseline, [signal.SIGTERM], "SIGTERM", 0)
+    # 2, 3. a clean stop on SIGINT and on SIGTERM: restore, report, then re-raise
+    err = signal_path(baseline, [signal.SIGINT], "SIGINT", -signal.SIGINT)
+    check("restored" in err and "ending by the signal" in err,
+          f"SIGINT: restored, then ended by the signal ({err.strip()[-300:]!r})")
+    signal_path(baseline, [signal.SIGTERM], "SIGTERM", -signal.SIGTERM)
 
     # 4. the second SIGINT exits at once: the sysfs worker keeps writing after
     # the stop (--sysfs-linger), so the first stop is still under way
