@@ -82,6 +82,17 @@ check("sysfs" not in names and "sysfs" not in d["options"]["stressors"],
 for name, main_lat in PARTNERS.items():
     check_partner(name, main_lat)
 
+# the workers' counts next to the kernel's: the text line and the JSON block agree
+rec = d["reconcile"]
+check(rec["worker_faults"] == sum(s["faults"] for s in d["stressors"]) and
+      rec["thp_chunks_verified"] == sum(s["thp_coverage"]["thp"] for s in d["stressors"]
+                                        if "thp_coverage" in s),
+      f"reconcile: worker faults and PMD-mapped chunks are the stressors' sums ({rec})")
+check(rec["vmstat_pgfault"] >= rec["worker_faults"] > 0,
+      f"reconcile: the kernel counted at least the workers' faults ({rec})")
+check(f"reconcile: workers counted {rec['worker_faults']} faults, the kernel "
+      f"{rec['vmstat_pgfault']} (pgfault" in r.out, "the text report prints the same reconcile line")
+
 check(d["events"]["total"] == 0 and d["events"]["kept"] == [], "no events")
 check("verdict: clean (exit 0)" in r.out, "text report ends with the verdict")
 check("[" in r.out and "ops" in r.out and "faults" in r.out, "periodic status lines printed")

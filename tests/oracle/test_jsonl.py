@@ -5,6 +5,7 @@
 line's numbers; a run killed with SIGKILL still leaves its series."""
 import json
 import os
+import re
 import signal
 import sys
 import tempfile
@@ -28,6 +29,29 @@ check(lines[-1]["ops"] <= r.stressor("fault")["ops"], "the last sample is at mos
 check(all(l["rss_bytes"] > 0 and l["heap_bytes"] > 0 for l in lines), "memory figures present")
 plain = [l for l in r.out.splitlines() if l.startswith("[") and "ops" in l]
 check(len(plain) == len(lines), f"one status line per sample ({len(plain)} vs {len(lines)})")
+
+
+def shown(text, value):
+    """Does the live line's '2.38M' (or '2.2K', '955') show @value, rounded?"""
+    mult = {"K": 1e3, "M": 1e6, "G": 1e9}.get(text[-1], 1)
+    digits = text.rstrip("KMG")
+    unit = 10 ** -(len(digits.split(".")[1]) if "." in digits else 0) * mult
+    return abs(float(digits) * mult - value) <= unit / 2 + 1e-6 * value + 0.05
+
+
+# the live line shows the sample's numbers, not numbers of its own
+bad = []
+for line, sample in zip(plain, lines):
+    m = re.search(r"ops (\S+)/s\s+faults (\S+)/s\s+thp (\d+)%\s+events (\d+)", line)
+    if not m:
+        bad.append(line)
+        continue
+    if not shown(m[1], sample["ops_per_s"]) or not shown(m[2], sample["faults_per_s"]) or \
+            abs(int(m[3]) - 100 * sample["thp_share"]) > 0.5 + 1e-9 or \
+            int(m[4]) != sample["events"]:
+        bad.append(f"{line!r} vs {sample}")
+check(not bad, f"each status line has its sample's ops/s, faults/s, THP share and events "
+      f"({bad[:2]})")
 os.unlink(series)
 
 p = spawn(["--threads", "4", "--duration", "60s", "--size", "16M", "--interval", "200ms",
