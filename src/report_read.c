@@ -2,6 +2,7 @@
 /* Loading and checking pmdstress JSON reports, with errors that name file and field. */
 #include "report_read.h"
 
+#include "jsonline.h"
 #include "report.h"
 
 #include <errno.h>
@@ -13,12 +14,17 @@
 int pmd_jerr(const struct pmd_jctx *x, const char *where, const char *fmt, ...)
 {
 	char msg[384];
+	unsigned line;
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	if (where && *where)
+	/* file:line: like the INI reader, when the value's line can be found */
+	line = where && *where ? pmd_json_line_of(x->file, where) : 0;
+	if (line)
+		snprintf(x->err, x->errlen, "%s:%u: %s: %s", x->file, line, where, msg);
+	else if (where && *where)
 		snprintf(x->err, x->errlen, "%s: %s: %s", x->file, where, msg);
 	else
 		snprintf(x->err, x->errlen, "%s: %s", x->file, msg);

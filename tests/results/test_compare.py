@@ -260,10 +260,10 @@ good = json.dumps(a1, indent=2)
 cases = []
 
 
-def mutate(name, fn):
+def mutate(name, fn, indent=None):
     d = copy.deepcopy(a1)
     fn(d)
-    cases.append((name, json.dumps(d)))
+    cases.append((name, json.dumps(d, indent=indent)))
 
 
 cases.append(("truncated", good[: len(good) // 2]))
@@ -277,7 +277,7 @@ mutate("version-2", lambda d: d.update(schema_version=2))
 mutate("version-text", lambda d: d.update(schema_version="1"))
 mutate("no-stressors", lambda d: d.pop("stressors"))
 mutate("no-options", lambda d: d.pop("options"))
-mutate("option-number", lambda d: d["options"]["global"].update(threads=4))
+mutate("option-number", lambda d: d["options"]["global"].update(threads=4), indent=2)
 mutate("p99-text", lambda d: d["stressors"][0]["latency"]["first_touch"].update(p99="fast"))
 mutate("no-ops", lambda d: d["stressors"][0].pop("ops_per_s"))
 mutate("better-bad", lambda d: d["stressors"][0]["counters"]["rounds"].update(better="up"))
@@ -293,7 +293,7 @@ expect = {
     "no-schema": "not a pmdstress report", "other-schema": "not a pmdstress report",
     "version-2": "schema_version: version 2", "version-text": "schema_version: expected an integer",
     "no-stressors": "stressors: missing", "no-options": "options: missing",
-    "option-number": "options.global.threads: expected a string",
+    "option-number": ":LINE: options.global.threads: expected a string",
     "p99-text": "stressors[0].latency.first_touch.p99: expected a number, found a string",
     "no-ops": "stressors[0].ops_per_s: missing",
     "better-bad": "stressors[0].counters.rounds: better: 'up'",
@@ -307,10 +307,20 @@ for name, text in cases:
     path = os.path.join(tmp, f"bad-{name}.json")
     with open(path, "w") as f:
         f.write(text)
+    want = expect[name]
+    if ":LINE:" in want:
+        # the line the value is on, as the INI reader names one
+        tl = text.splitlines()
+        g = [i for i, ln in enumerate(tl) if ln.strip() == '"global": {']
+        at = [i + 1 for i, ln in enumerate(tl)
+              if g and i > g[0] and ln.strip().rstrip(",") == '"threads": 4'][:1]
+        check(len(g) == 1 and at, f"{name}: the mutated value's line found ({g}, {at})")
+        at = at[0] if at else 0
+        want = want.replace(":LINE:", f"{path}:{at}:")
     for order in ((pa, path), (path, pa)):
         rc, out, err = compare(*order)
         lines = err.strip().splitlines()
-        check(rc == 2 and len(lines) == 1 and path in lines[0] and expect[name] in lines[0]
+        check(rc == 2 and len(lines) == 1 and path in lines[0] and want in lines[0]
               and not out,
               f"{name} ({'B' if order[0] == pa else 'A'}): exit 2, one line '{err.strip()}'")
 
