@@ -161,6 +161,7 @@ static int exec_setup(struct pmd_sinst *si)
 
 static void exec_teardown(struct pmd_sinst *si)
 {
+	pmd_fork_eagain_say(si, M_EAGAIN);
 	free(si->priv);
 	si->priv = NULL;
 }

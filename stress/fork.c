@@ -19,19 +19,32 @@
  * expectations say what they hold), verifies them, and forks. Chunks that
  * hold data come first: one nobody has written is still pmd_none, which the
  * storm's first round on it relies on, so fresh chunks are taken only after
- * ten forks in a row found nothing else (nobody else writes the arena). The child,
- * a plain loop with no lock, no malloc and nothing of liburcu, reads every
- * slot of every frozen page in one pass and must see exactly the pre-fork
- * contents, writes its own stamp (child domain) into the last slot of each
- * page, reads everything again, and exits with a status naming the worst it
- * saw; the details go to a small MAP_SHARED result page mapped at setup,
- * outside the arena. Meanwhile the parent writes a new generation into the
- * frozen chunks (COW faults while the child reads), reaps the child, and
- * verifies the chunks against what it wrote. A child stamp in the parent is
- * COW_LEAK (parent<-child); a post-fork parent stamp seen by the child is
- * COW_LEAK too (child<-parent), "torn" when the same page showed pre-fork
- * slots beside it. The storm keeps faulting other chunks during the fork;
- * that is the point.
+ * ten forks in a row found nothing else (nobody else writes the arena). The
+ * child, a plain loop with no lock, no malloc and nothing of liburcu, reads
+ * every slot of every frozen page in one pass and must see exactly the
+ * pre-fork contents, writes its own stamp (child domain) into the last slot
+ * of each page, waits for the parent's writes below to be done, reads
+ * everything again, and exits with a status naming the worst it saw; the
+ * details go to a small MAP_SHARED result page mapped at setup, outside the
+ * arena. Meanwhile the parent writes a new generation into the frozen chunks
+ * (COW faults while the child reads), reaps the child, and verifies the
+ * chunks against what it wrote. A child stamp in the parent is COW_LEAK
+ * (parent<-child); a post-fork parent stamp seen by the child is COW_LEAK
+ * too (child<-parent), "torn" when the same page showed pre-fork slots
+ * beside it. The storm keeps faulting other chunks during the fork; that is
+ * the point.
+ *
+ * The frozen chunks are not idle while fork() copies them: each fork
+ * worker's writer thread (stress/fork_writer.h) writes numbered 8-byte
+ * stores into slot 510 of every 32nd page of them, round robin across the
+ * chunks, from just before the fork() call until n + 1 writes after it
+ * returned. The child must see a prefix of those writes (seeing write #j,
+ * it sees every earlier one). If not, fork copied some page tables before
+ * the writes and others after them while they went on, or a post-fork
+ * write reached the child: COW_LEAK, "torn snapshot", naming both writes.
+ * "fork_writes" counts the writes made while fork() ran. The parent zeroes
+ * slot 510 again before it verifies, so the chunks' expectations never
+ * include it.
  *
  * On a MAP_SHARED arena (--shared) parent and child share the pages by
  * design, so there is nothing to check: the forks run and are measured,
@@ -39,7 +52,9 @@
  * --fork-leak) makes a real leak on a private arena: one page of a frozen
  * chunk is replaced by a MAP_SHARED page with the same contents before a
  * fork, so the child's writes do reach the parent and the parent's reach
- * the child; both must be reported as COW_LEAK at that page.
+ * the child; both must be reported as COW_LEAK at that page. A page the
+ * writer thread writes (--fork-leak-page 32) must also show the torn
+ * snapshot there.
  *
  * How to tell it fired: forks/s and the fork() latency (the page-table copy
  * of a populated arena: PMDs for THP chunks, PTEs for 4 KiB ones), the
@@ -50,9 +65,13 @@
 #include <pmdstress/stressor.h>
 
 #include "fork.h"
+#include "fork_writer.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -67,6 +86,7 @@
 
 #define MAX_FROZEN 16
 #define CHILD_SLOT (PMD_PAGE_SLOTS - 1) /* the child writes here; the parent never does */
+#define WRITER_SLOT PMD_FORK_WRITER_SLOT /* the writer thread's, on every 32nd page */
 #define RECORDS 16			/* bad pages the child describes in full */
 #define PATIENCE 10 /* forks without a written chunk before fresh ones are taken */
 
@@ -75,6 +95,7 @@ struct fork_opts {
 	uint64_t slots;
 	uint64_t rate;
 	bool populate;
+	bool writer;
 	bool leak;
 	uint64_t leak_chunk;
 	uint64_t leak_page;
@@ -85,7 +106,7 @@ static const struct pmd_option fork_options[] = {
 	{ "chunks", PMD_OPT_UINT, O(chunks), "2", 0, MAX_FROZEN, NULL,
 	  "idle chunks frozen and copy-on-write checked across each fork (0: the child exits "
 	  "at once, as in AIM9 fork_test)" },
-	{ "slots", PMD_OPT_UINT, O(slots), "8", 1, CHILD_SLOT, NULL,
+	{ "slots", PMD_OPT_UINT, O(slots), "8", 1, WRITER_SLOT, NULL,
 	  "slots per page the parent writes into the frozen chunks after each fork (at least "
 	  "as many as they held)" },
 	{ "rate", PMD_OPT_UINT, O(rate), "0", 0, 1000000, NULL,
@@ -93,6 +114,10 @@ static const struct pmd_option fork_options[] = {
 	{ "populate", PMD_OPT_BOOL, O(populate), "off", 0, 0, NULL,
 	  "fill every chunk before the clock starts, so each fork copies a populated page "
 	  "table (huge PMDs or 4 KiB PTEs, as --thp makes them)" },
+	{ "writer", PMD_OPT_BOOL, O(writer), "on", 0, 0, NULL,
+	  "a helper thread writes every 32nd page of the frozen chunks before, during and after "
+	  "each fork() call; the child must see a prefix of those writes (off: frozen chunks "
+	  "are idle while fork copies them)" },
 	{ "leak", PMD_OPT_BOOL, O(leak), "off", 0, 0, NULL,
 	  "test only: before one fork, share one page of a frozen chunk (MAP_SHARED) so that "
 	  "writes cross the fork; must be reported as COW_LEAK",
@@ -113,6 +138,7 @@ enum {
 	M_POPULATED,
 	M_POPULATED_THP,
 	M_EAGAIN,
+	M_WR_DURING,
 	L_FORK,
 	L_REAP,
 	L_COW_WRITE,
@@ -136,6 +162,10 @@ static const struct pmd_metric fork_metrics[] = {
 	[M_EAGAIN] = { "eagain", PMD_METRIC_COUNT,
 		       "fork() refused for lack of resources: backed off and retried",
 		       PMD_BETTER_NONE },
+	[M_WR_DURING] = { "fork_writes", PMD_METRIC_COUNT,
+			  "the writer thread's writes made while fork() ran (the child must see "
+			  "a prefix of them)",
+			  PMD_BETTER_NONE },
 	/* not a bench column: divided by the COW faults this stressor counts, it would mislead */
 	[L_FORK] = { "fork", PMD_METRIC_LATENCY, "the fork() call: copying the page tables" },
 	[L_REAP] = { "reap", PMD_METRIC_LATENCY, "fork() called to child reaped" },
@@ -149,18 +179,24 @@ static const struct pmd_metric fork_metrics[] = {
 enum child_code {
 	CHILD_CLEAN = 0,
 	CHILD_WRONG = 10,	 /* a slot matched neither side (lost, foreign, stale) */
-	CHILD_OWN_LOST = 11,	 /* the child's own write did not read back */
-	CHILD_PARENT_WRITE = 12, /* a post-fork parent stamp: COW leak child<-parent */
-	CHILD_TORN = 13,	 /* the same, beside pre-fork slots of the same page */
+	CHILD_WRITER_WRONG = 11, /* a writer slot holding neither zero nor a write of its own */
+	CHILD_OWN_LOST = 12,	 /* the child's own write did not read back */
+	CHILD_PARENT_WRITE = 13, /* a post-fork parent stamp: COW leak child<-parent */
+	CHILD_TORN = 14,	 /* the same, beside pre-fork slots of the same page */
+	CHILD_NOT_PREFIX = 15,	 /* the writer's write #j seen, an earlier #i not: torn */
 };
 
 struct child_rec {
 	uint32_t frozen, page, slot, code, bad;
 	uint64_t expected, actual;
+	/* CHILD_NOT_PREFIX: where the earlier write is missing, and the two write numbers */
+	uint32_t other_frozen, other_page;
+	uint64_t seq_seen, seq_missing;
 };
 
 /* The MAP_SHARED page the child writes and the parent reads after reaping it. */
 struct child_result {
+	uint32_t written; /* futex word, set by the parent: its post-fork writes are done */
 	uint32_t code;
 	uint32_t nrec;
 	uint32_t bad_pages;
@@ -187,6 +223,8 @@ struct fork_worker {
 	unsigned dry; /* forks in a row that found no written chunk to freeze */
 	int leaked;   /* index into frozen[] of the chunk given a shared page, or -1 */
 	bool written; /* the parent wrote the new generation (cow_write) */
+	bool writing; /* the writer wrote the frozen chunks across this fork */
+	struct pmd_fork_writer wr;
 };
 
 struct fork_priv {
@@ -237,6 +275,22 @@ bool pmd_fork_backoff(struct pmd_worker *w, int err, unsigned eagain_metric)
 	pmd_count(w, eagain_metric, 1);
 	pmd_sleep(w, 10000000ull); /* 10 ms: a process may exit and free its slot */
 	return true;
+}
+
+void pmd_fork_eagain_say(const struct pmd_sinst *si, unsigned eagain_metric)
+{
+	uint64_t n = 0;
+	unsigned i;
+
+	for (i = 0; i < si->nworkers; i++)
+		if (si->workers[i].stats)
+			n += pmd_counter_read(&si->workers[i].stats->counter[eagain_metric]);
+	/* counted in the table, but a run that exits 0 must not hide that it was held back */
+	if (n)
+		fprintf(stderr, "pmdstress: %s: fork() failed with EAGAIN %llu times (pids.max or "
+				"RLIMIT_NPROC?), each time backing off 10 ms: fewer forks ran than "
+				"asked\n",
+			si->st->name, (unsigned long long)n);
 }
 
 int pmd_fork_wait(struct pmd_worker *w, pid_t pid, int *status)
@@ -347,14 +401,38 @@ static uint64_t child_stamp(const struct frozen *f, uint64_t key, unsigned p)
 	return pmd_stamp(key, PMD_STAMP_DOMAIN_CHILD, f->lbase + p, f->gen, CHILD_SLOT);
 }
 
+/*
+ * The writer's units: every 32nd page of every frozen chunk, taken in turn
+ * from each chunk, so that consecutive writes go to different chunks (and
+ * page tables) that fork copies at different times.
+ */
+static unsigned unit_frozen(const struct fork_worker *fw, unsigned u)
+{
+	return u % fw->nfrozen;
+}
+
+static unsigned unit_page(const struct fork_worker *fw, unsigned u)
+{
+	return u / fw->nfrozen * PMD_FORK_WRITER_STRIDE;
+}
+
+/* Page @p's writer slot belongs to the writer in this fork: not the child's to judge. */
+static bool writer_owns(const struct fork_worker *fw, unsigned p, unsigned s)
+{
+	return fw->writing && s == WRITER_SLOT && p % PMD_FORK_WRITER_STRIDE == 0;
+}
+
 /* ---- the child: a plain loop, then _exit ---------------------------------- */
 
-static void child_note(struct child_result *r, unsigned fi, unsigned p, unsigned slot,
-		       unsigned code, unsigned bad, uint64_t expected, uint64_t actual)
+/* Count a bad page; describe it in full while there is room (the record, or NULL). */
+static struct child_rec *child_note(struct child_result *r, unsigned fi, unsigned p,
+				    unsigned slot, unsigned code, unsigned bad, uint64_t expected,
+				    uint64_t actual)
 {
-	if (r->nrec < RECORDS) {
-		struct child_rec *rec = &r->rec[r->nrec++];
+	struct child_rec *rec = NULL;
 
+	if (r->nrec < RECORDS) {
+		rec = &r->rec[r->nrec++];
 		rec->frozen = fi;
 		rec->page = p;
 		rec->slot = slot;
@@ -366,6 +444,7 @@ static void child_note(struct child_result *r, unsigned fi, unsigned p, unsigned
 	r->bad_pages++;
 	if (code > r->code)
 		r->code = code;
+	return rec;
 }
 
 /*
@@ -375,9 +454,10 @@ static void child_note(struct child_result *r, unsigned fi, unsigned p, unsigned
  * (zero is also fine where the verifier allows it: MADV_FREE, a disturbed
  * round). A slot holding the parent's post-fork stamp is a leak.
  */
-static void child_check_page(const struct frozen *f, unsigned fi, unsigned p, uint64_t key,
+static void child_check_page(const struct fork_worker *fw, unsigned fi, unsigned p, uint64_t key,
 			     uint64_t mine, struct child_result *r)
 {
+	const struct frozen *f = &fw->frozen[fi];
 	bool maybe = f->disturbed || bit(f->maybe, p);
 	unsigned s, pre = 0, post = 0, wrong = 0, own = 0, slot = 0, code = CHILD_CLEAN;
 	uint64_t first_exp = 0, first_act = 0;
@@ -393,6 +473,8 @@ static void child_check_page(const struct frozen *f, unsigned fi, unsigned p, ui
 			}
 			continue;
 		}
+		if (writer_owns(fw, p, s))
+			continue; /* child_check_writer() */
 		exp = pre_fork(f, key, p, s);
 		if (v == exp || (!v && maybe)) {
 			pre += s < f->newslots; /* a slot the parent rewrote: tells the sides apart */
@@ -420,13 +502,66 @@ static void child_check_page(const struct frozen *f, unsigned fi, unsigned p, ui
 		child_note(r, fi, p, slot, code, post + wrong + own, first_exp, first_act);
 }
 
+/*
+ * Read the writer's units in one pass: they must hold a prefix of its
+ * writes (stress/fork_writer.h). At most one record; true if clean.
+ */
+static bool child_check_writer(const struct fork_worker *fw, struct child_result *r)
+{
+	struct pmd_fork_writer_finding fd;
+	struct child_rec *rec;
+	unsigned u;
+
+	if (pmd_fork_writer_check(&fw->wr, &fd))
+		return true;
+	if (!fd.behind) {
+		u = fd.wrong_unit;
+		child_note(r, unit_frozen(fw, u), unit_page(fw, u), WRITER_SLOT, CHILD_WRITER_WRONG,
+			   fd.wrong, 0, fd.wrong_value);
+		return false;
+	}
+	/* where the newer write is seen: the page a leak shares, or one copied late */
+	u = fd.seen_unit;
+	rec = child_note(r, unit_frozen(fw, u), unit_page(fw, u), WRITER_SLOT, CHILD_NOT_PREFIX,
+			 fd.behind, pmd_fork_writer_value(&fw->wr, fd.missing_unit, fd.missing),
+			 pmd_fork_writer_value(&fw->wr, u, fd.seen));
+	if (rec) {
+		rec->other_frozen = unit_frozen(fw, fd.missing_unit);
+		rec->other_page = unit_page(fw, fd.missing_unit);
+		rec->seq_seen = fd.seen;
+		rec->seq_missing = fd.missing;
+	}
+	return false;
+}
+
+/*
+ * Until the parent has written the new generation into every frozen chunk.
+ * A shared (not _PRIVATE) futex: the word is in a MAP_SHARED page of two
+ * processes. The parent sets it or kills us, and we die with the parent.
+ */
+static void child_wait_parent(struct child_result *r)
+{
+	while (!__atomic_load_n(&r->written, __ATOMIC_ACQUIRE))
+		syscall(SYS_futex, &r->written, FUTEX_WAIT, 0, NULL, NULL, 0);
+}
+
+/*
+ * Pass 1 reads while the parent writes (COW faults on both sides at once);
+ * pass 2 waits for the parent's writes to be done, so that a page whose
+ * writes cross the fork is seen leaking whoever ran first, not only when the
+ * parent happened to win the race to it.
+ */
 static void __attribute__((noreturn)) child_main(const struct fork_worker *fw, uint64_t key,
 						 bool check)
 {
 	struct child_result *r = fw->res;
+	bool writer_clean = true;
 	unsigned i, p;
 
 	r->pass = 1;
+	/* first, as close to the fork as it gets (a correct fork gives the same at any time) */
+	if (check && fw->writing)
+		writer_clean = child_check_writer(fw, r);
 	for (i = 0; i < fw->nfrozen; i++) {
 		const struct frozen *f = &fw->frozen[i];
 
@@ -434,18 +569,23 @@ static void __attribute__((noreturn)) child_main(const struct fork_worker *fw, u
 			r->at_frozen = i;
 			r->at_page = p;
 			if (check)
-				child_check_page(f, i, p, key, 0, r);
+				child_check_page(fw, i, p, key, 0, r);
 			pmd_store(pmd_page_slot(f->addr, p, CHILD_SLOT), child_stamp(f, key, p));
 		}
 	}
 	r->pass = 2;
+	if (check && fw->nfrozen)
+		child_wait_parent(r);
+	/* the writer has stopped too: a page shared by mistake now shows its last write */
+	if (check && fw->writing && writer_clean)
+		child_check_writer(fw, r);
 	for (i = 0; check && i < fw->nfrozen; i++) {
 		const struct frozen *f = &fw->frozen[i];
 
 		for (p = 0; p < PMD_CHUNK_PAGES; p++) {
 			r->at_frozen = i;
 			r->at_page = p;
-			child_check_page(f, i, p, key, child_stamp(f, key, p), r);
+			child_check_page(fw, i, p, key, child_stamp(f, key, p), r);
 		}
 	}
 	_exit((int)r->code);
@@ -475,8 +615,8 @@ static bool freeze_one(struct pmd_worker *w, struct fork_worker *fw, struct pmd_
 
 	if (!usable(c) || !pmd_chunk_claim(c, PMD_CHUNK_IDLE, PMD_CHUNK_HELD))
 		return false;
-	/* the child's slot must be free, and a chunk reported bad is left alone */
-	if (c->nslots >= CHILD_SLOT + 1 || (!c->nslots && !fresh) ||
+	/* the writer's and the child's slots must be free; a chunk reported bad is left alone */
+	if (c->nslots > WRITER_SLOT || (!c->nslots && !fresh) ||
 	    (__atomic_load_n(&c->flags, __ATOMIC_RELAXED) & PMD_CF_REPORTED) ||
 	    !(addr = pmd_chunk_enter(c))) {
 		pmd_chunk_release(c, PMD_CHUNK_IDLE);
@@ -518,6 +658,7 @@ static void freeze(struct pmd_worker *w, struct fork_priv *fp, struct fork_worke
 	fw->nfrozen = 0;
 	fw->leaked = -1;
 	fw->written = false;
+	fw->writing = false;
 	if (want > a->nchunks)
 		want = a->nchunks;
 	/* the self-test's chunk first, until it has had its leak */
@@ -604,6 +745,37 @@ static void leak_undo(struct pmd_worker *w, struct fork_priv *fp, struct fork_wo
 				 page, f->c->index);
 }
 
+/*
+ * Inside the fork bracket, just before fork(): the writer starts on the
+ * frozen chunks' units, and we wait until it has written each once (so the
+ * child has a snapshot to check, whenever fork takes it).
+ */
+static void writer_open(struct pmd_worker *w, struct fork_worker *fw)
+{
+	unsigned u, n = fw->nfrozen * PMD_FORK_WRITER_PAGES;
+
+	if (!fw->wr.running || !fw->nfrozen)
+		return;
+	for (u = 0; u < n; u++)
+		fw->wr.unit[u] = pmd_page_slot(fw->frozen[unit_frozen(fw, u)].addr,
+					       unit_page(fw, u), WRITER_SLOT);
+	fw->wr.nunits = n;
+	fw->writing = true;
+	pmd_fork_writer_open(&fw->wr);
+	while (pmd_fork_writer_seq(&fw->wr) < n && !pmd_should_stop(w))
+		sched_yield();
+}
+
+/* The writer's units back to zero, as the chunks' expectations say (slots past nslots). */
+static void writer_clear(struct fork_worker *fw)
+{
+	unsigned u;
+
+	for (u = 0; fw->writing && u < fw->wr.nunits; u++)
+		pmd_store(fw->wr.unit[u], 0);
+	fw->writing = false;
+}
+
 /* After the fork, while the child reads: a new generation into every frozen chunk. */
 static void cow_write(struct pmd_worker *w, struct fork_worker *fw)
 {
@@ -644,9 +816,12 @@ static void cow_write(struct pmd_worker *w, struct fork_worker *fw)
 static enum pmd_class child_class(const struct frozen *f, uint64_t key, const struct child_rec *rec)
 {
 	switch (rec->code) {
+	case CHILD_NOT_PREFIX:
 	case CHILD_TORN:
 	case CHILD_PARENT_WRITE:
 		return PMD_CLASS_COW_LEAK;
+	case CHILD_WRITER_WRONG:
+		return PMD_CLASS_FOREIGN;
 	case CHILD_OWN_LOST:
 		return PMD_CLASS_LOST_WRITE;
 	default:
@@ -665,9 +840,35 @@ static const char *child_says(unsigned code)
 		return "the parent's post-fork stamp (COW leak child<-parent)";
 	case CHILD_OWN_LOST:
 		return "its own write did not read back";
+	case CHILD_WRITER_WRONG:
+		return "neither zero nor a write of the writer thread's to this page";
 	default:
 		return "neither the pre-fork contents nor the parent's";
 	}
+}
+
+/* What the child saw, in words: the event's text. */
+static void child_text(const struct fork_worker *fw, const struct child_rec *rec,
+		       enum pmd_class cls, char *buf, size_t len)
+{
+	const struct frozen *f = &fw->frozen[rec->frozen];
+
+	if (rec->code == CHILD_NOT_PREFIX && rec->other_frozen < fw->nfrozen) {
+		snprintf(buf, len,
+			 "%s seen by the fork child: torn snapshot, not a point-in-time copy: it "
+			 "sees the writer thread's write #%llu at chunk %u page %u slot %u but not "
+			 "its earlier write #%llu at chunk %u page %u (%u of %u pages behind)",
+			 pmd_class_name(cls), (unsigned long long)rec->seq_seen, f->c->index,
+			 rec->page, rec->slot, (unsigned long long)rec->seq_missing,
+			 fw->frozen[rec->other_frozen].c->index, rec->other_page, rec->bad,
+			 fw->wr.nunits);
+		return;
+	}
+	snprintf(buf, len,
+		 "%s seen by the fork child at chunk %u page %u slot %u: %s; expected %#llx, "
+		 "read %#llx (%u bad slots in the page)",
+		 pmd_class_name(cls), f->c->index, rec->page, rec->slot, child_says(rec->code),
+		 (unsigned long long)rec->expected, (unsigned long long)rec->actual, rec->bad);
 }
 
 /* One event per page the child described. */
@@ -701,12 +902,7 @@ static void post_child(struct pmd_worker *w, struct fork_worker *fw)
 		ev.actual = rec->actual;
 		ev.bad_slots = rec->bad;
 		ev.thp = pmd_thp_probe(run, f->c, NULL);
-		snprintf(ev.text, sizeof(ev.text),
-			 "%s seen by the fork child at chunk %u page %u slot %u: %s; expected "
-			 "%#llx, read %#llx (%u bad slots in the page)",
-			 pmd_class_name(cls), f->c->index, rec->page, rec->slot,
-			 child_says(rec->code), (unsigned long long)rec->expected,
-			 (unsigned long long)rec->actual, rec->bad);
+		child_text(fw, rec, cls, ev.text, sizeof(ev.text));
 		pmd_event_post(run, &ev);
 		pmd_count(w, M_BAD_SLOTS, rec->bad);
 	}
@@ -760,6 +956,7 @@ static void thaw(struct pmd_worker *w, struct fork_priv *fp, struct fork_worker 
 {
 	unsigned i;
 
+	writer_clear(fw);
 	for (i = 0; i < fw->nfrozen; i++) {
 		struct pmd_chunk *c = fw->frozen[i].c;
 
@@ -785,7 +982,7 @@ static void thaw(struct pmd_worker *w, struct fork_priv *fp, struct fork_worker 
 /* One fork: freeze, fork, write, reap, decode, verify, thaw. 0, or -errno to stop. */
 static int fork_once(struct pmd_worker *w, struct fork_priv *fp, struct fork_worker *fw)
 {
-	uint64_t t0, t1, t2;
+	uint64_t t0, t1, t2, s0 = 0, s1 = 0;
 	unsigned i;
 	int status = 0, rc, err;
 	pid_t pid, self;
@@ -800,6 +997,9 @@ static int fork_once(struct pmd_worker *w, struct fork_priv *fp, struct fork_wor
 	memset(fw->res, 0, sizeof(*fw->res));
 	self = getpid();
 	call_rcu_before_fork();
+	writer_open(w, fw);
+	if (fw->writing)
+		s0 = pmd_fork_writer_seq(&fw->wr);
 	t0 = pmd_now_ns();
 	pid = pmd_fork();
 	err = errno;
@@ -808,7 +1008,19 @@ static int fork_once(struct pmd_worker *w, struct fork_priv *fp, struct fork_wor
 		child_main(fw, w->si->arena->tag_key, w->si->cfg->verify);
 	}
 	t1 = pmd_now_ns();
+	if (fw->writing)
+		s1 = pmd_fork_writer_seq(&fw->wr);
 	call_rcu_after_fork_parent();
+	if (fw->writing) {
+		/*
+		 * Every unit written once more after fork() returned, and one more:
+		 * whatever the child saw, a page shared with it by mistake then
+		 * shows a write newer than one a private page misses.
+		 */
+		pmd_fork_writer_close(&fw->wr, pid < 0 ? 0 : fw->wr.nunits + 1);
+		if (pid > 0)
+			pmd_count(w, M_WR_DURING, s1 - s0);
+	}
 	if (pid < 0) {
 		thaw(w, fp, fw);
 		if (pmd_fork_backoff(w, err, M_EAGAIN))
@@ -821,6 +1033,9 @@ static int fork_once(struct pmd_worker *w, struct fork_priv *fp, struct fork_wor
 		pmd_chunk_log(fw->frozen[i].c, t1, PMD_OP_FORK, w->id, (uint32_t)pid);
 	if (fw->nfrozen)
 		cow_write(w, fw);
+	/* the child's second pass may start; release: a write that crossed the fork shows in it */
+	__atomic_store_n(&fw->res->written, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &fw->res->written, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
 	rc = pmd_fork_wait(w, pid, &status);
 	t2 = pmd_now_ns();
 	if (rc && rc != -EINTR)
@@ -903,6 +1118,19 @@ static int fork_setup(struct pmd_sinst *si)
 		fw->leaked = -1;
 		fw->cursor = (unsigned)((uint64_t)i * si->arena->nchunks / si->nworkers);
 		si->workers[i].priv = fw;
+		/*
+		 * A limit of this machine (pids.max, RLIMIT_NPROC): fork on without
+		 * it. --single-thread means no thread beside the worker: none then.
+		 */
+		if (o->writer && o->chunks && fp->check && !si->cfg->single_thread) {
+			int rc = pmd_fork_writer_start(&fw->wr, si->arena->tag_key);
+
+			if (rc)
+				fprintf(stderr, "pmdstress: fork: cannot start worker %u's writer "
+						"thread (%s): its forks run without writes during "
+						"fork()\n",
+					i, strerror(-rc));
+		}
 	}
 	if (o->populate && si->nworkers) {
 		unsigned thp, n = pmd_fork_populate(si, &thp);
@@ -946,6 +1174,9 @@ static void fork_teardown(struct pmd_sinst *si)
 
 	if (!fp)
 		return;
+	pmd_fork_eagain_say(si, M_EAGAIN);
+	for (i = 0; fp->fw && i < fp->nfw; i++)
+		pmd_fork_writer_quit(&fp->fw[i].wr);
 	for (i = 0; fp->fw && i < fp->nfw; i++)
 		if (fp->fw[i].res)
 			munmap(fp->fw[i].res, sizeof(*fp->fw[i].res));

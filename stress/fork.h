@@ -7,11 +7,21 @@
  *
  * Both bracket every fork() with liburcu's call_rcu_before_fork() and
  * call_rcu_after_fork_parent() (the first takes liburcu's call_rcu mutex,
- * so bracketed forks of all workers are serialised with each other). Their
- * children use nothing of liburcu, no lock and no malloc, and leave by
- * _exit() or execve(): call_rcu_after_fork_child() is not called in them on
- * purpose, since once call_rcu() has been used it allocates and starts a
- * thread, which a child of a multi-threaded process must not do.
+ * so bracketed forks of all workers are serialised with each other).
+ *
+ * liburcu asks for call_rcu_after_fork_child() in a child that goes on
+ * without exec(). Ours do not call it, on purpose. It would unlock the
+ * call_rcu mutex and, had call_rcu() ever been used (pmdstress uses only
+ * synchronize_rcu(), but a future stressor might), malloc() a new
+ * call_rcu_data and pthread_create() its thread: after _Fork() (below)
+ * malloc's locks are as other threads left them, so that can deadlock,
+ * and neither is async-signal-safe. The child does not need the mutex
+ * back: from fork to its end it calls nothing of liburcu (the fork child
+ * reads the frozen chunks through addresses taken before the fork, never
+ * through pmd_chunk_enter()), takes no lock and mallocs nothing, and it
+ * ends by _exit() or execve(). _exit() runs no destructors, and liburcu's
+ * (urcu_call_rcu_exit() in newer versions) would take the mutex the child
+ * still holds: never exit() there. execve() throws the whole state away.
  *
  * Since the children need no more than an async-signal-safe process, both
  * fork with pmd_fork(): glibc's _Fork() where it has one (2.34), which
@@ -77,6 +87,12 @@ void pmd_fork_child_init(pid_t parent);
  * try again (true). Anything else ends the worker (false).
  */
 bool pmd_fork_backoff(struct pmd_worker *w, int err, unsigned eagain_metric);
+
+/*
+ * From teardown, once the workers are gone: if any fork() of @si's workers
+ * failed with EAGAIN (counted in @eagain_metric), say how often on stderr.
+ */
+void pmd_fork_eagain_say(const struct pmd_sinst *si, unsigned eagain_metric);
 
 /* Wait until @fd is readable or hung up (1), or the run stops (0); -errno on failure. */
 int pmd_fork_wait_fd(struct pmd_worker *w, int fd);
