@@ -75,10 +75,22 @@ static void visit(struct walk *w, const char *path, size_t plen)
 	}
 }
 
+/* After a member or element: 1 if another follows, 0 at @close, -1 on anything else. */
+static int next(struct walk *w, char close)
+{
+	skip_ws(w);
+	if (w->p < w->end && *w->p == ',') {
+		w->p++;
+		return 1;
+	}
+	return w->p < w->end && *w->p++ == close ? 0 : -1;
+}
+
 static int value(struct walk *w, char *path, size_t plen, unsigned depth)
 {
 	char key[128];
 	size_t i = 0, n;
+	int rc;
 
 	skip_ws(w);
 	if (w->p >= w->end || depth > MAX_DEPTH)
@@ -108,12 +120,8 @@ static int value(struct walk *w, char *path, size_t plen, unsigned depth)
 			if (plen + n >= JSONLINE_PATH || value(w, path, plen + n, depth + 1))
 				return -1;
 			path[plen] = '\0';
-			skip_ws(w);
-			if (w->p < w->end && *w->p == ',') {
-				w->p++;
-				continue;
-			}
-			return w->p < w->end && *w->p++ == '}' ? 0 : -1;
+			if ((rc = next(w, '}')) <= 0)
+				return rc;
 		}
 	}
 	skip_ws(w);
@@ -124,12 +132,8 @@ static int value(struct walk *w, char *path, size_t plen, unsigned depth)
 		if (plen + n >= JSONLINE_PATH || value(w, path, plen + n, depth + 1))
 			return -1;
 		path[plen] = '\0';
-		skip_ws(w);
-		if (w->p < w->end && *w->p == ',') {
-			w->p++;
-			continue;
-		}
-		return w->p < w->end && *w->p++ == ']' ? 0 : -1;
+		if ((rc = next(w, ']')) <= 0)
+			return rc;
 	}
 }
 
