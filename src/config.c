@@ -257,8 +257,9 @@ static void set_origin(struct pmd_config *cfg, const char *key, const char *sect
 		return;
 	if (!o)
 		o = &cfg->origin[cfg->norigin++];
-	snprintf(o->key, sizeof(o->key), "%s", key);
-	snprintf(o->section, sizeof(o->section), "%s", section);
+	/* option and stressor names are short: the widths only keep the compiler sure */
+	snprintf(o->key, sizeof(o->key), "%.*s", (int)sizeof(o->key) - 1, key);
+	snprintf(o->section, sizeof(o->section), "%.*s", (int)sizeof(o->section) - 1, section);
 	o->line = line;
 }
 

@@ -304,7 +304,7 @@ static void print_differences(FILE *out, const json_t *replay, const char *inden
 	json_t *diffs = json_object_get(replay, "differences"), *d;
 	size_t i;
 
-	json_array_foreach(diffs, i, d)
+	for (i = 0; i < json_array_size(diffs) && (d = json_array_get(diffs, i)); i++)
 		fprintf(out, "%s%-34s %s in the report, %s here\n", indent,
 			json_string_value(json_object_get(d, "what")),
 			json_string_value(json_object_get(d, "then")),

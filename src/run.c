@@ -248,8 +248,8 @@ int pmd_inject_parse(const char *text, struct pmd_inject *inj, char *err, size_t
 	inj->pages = vals[4];
 	if (inj->page >= PMD_CHUNK_PAGES || inj->slot >= PMD_PAGE_SLOTS || !inj->pages ||
 	    inj->page + inj->pages > PMD_CHUNK_PAGES) {
-		snprintf(err, errlen, "--inject: page (+ pages) must be below %lu and slot below %lu "
-				      "in '%s'",
+		snprintf(err, errlen, "--inject: page must be below %lu (and page + pages at most "
+				      "that), slot below %lu, in '%s'",
 			 (unsigned long)PMD_CHUNK_PAGES, (unsigned long)PMD_PAGE_SLOTS, text);
 		return -EINVAL;
 	}

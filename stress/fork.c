@@ -408,7 +408,7 @@ static uint64_t child_stamp(const struct frozen *f, uint64_t key, unsigned p)
  */
 static unsigned unit_frozen(const struct fork_worker *fw, unsigned u)
 {
-	return u % fw->nfrozen;
+	return fw->nfrozen ? u % fw->nfrozen : 0; /* the writer runs only with frozen chunks */
 }
 
 static unsigned unit_page(const struct fork_worker *fw, unsigned u)

@@ -15,8 +15,9 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 from pmdtest import check, done, is_root, run, spawn  # noqa: E402
 
-BASE = ["--config", "aim9", "--size", "32M", "--duration", "1s", "--rounds", "2",
-        "--progress", "off", "--quiet", "--single-thread"]
+COMMON = ["--config", "aim9", "--size", "32M", "--rounds", "1", "--no-warmup"]
+BASE = COMMON + ["--duration", "500ms", "--rounds", "2", "--progress", "off",
+                 "--quiet", "--single-thread"]
 
 for st in ["fork", "exec", "brk", "page"]:
     r = run(BASE + ["--stressors", st])
@@ -28,7 +29,7 @@ for st in ["fork", "exec", "brk", "page"]:
               f"{st}: two measured rounds ({r.doc['bench']['measured_rounds']})")
 
 # one task while it runs: sample /proc/PID/task during a 3 s fork round
-p = spawn(BASE[:-6] + ["--duration", "3s", "--stressors", "fork", "--progress", "off",
+p = spawn(COMMON + ["--duration", "3s", "--stressors", "fork", "--progress", "off",
                        "--quiet", "--single-thread"])
 time.sleep(0.5)
 counts = set()
@@ -43,14 +44,14 @@ check(p.returncode == 0 and counts == {1},
       f"one task all through the round (seen {sorted(counts)}; rc {p.returncode} {err[-300:]!r})")
 
 # the same run without it has its monitor thread and the worker: the test can tell
-p = spawn(BASE[:-6] + ["--duration", "2s", "--stressors", "fork", "--progress", "off", "--quiet"])
+p = spawn(COMMON + ["--duration", "2s", "--stressors", "fork", "--progress", "off", "--quiet"])
 time.sleep(0.8)
 n = len(os.listdir(f"/proc/{p.pid}/task"))
 p.communicate(timeout=60)
 check(n >= 3, f"without --single-thread the same run has its threads ({n} tasks)")
 
 # a signal stops the round: report, then the signal
-p = spawn(BASE[:-6] + ["--duration", "30s", "--stressors", "fork", "--progress", "off",
+p = spawn(COMMON + ["--duration", "30s", "--stressors", "fork", "--progress", "off",
                        "--single-thread"])
 time.sleep(1.5)
 t0 = time.monotonic()
@@ -62,7 +63,7 @@ check(p.returncode == -signal.SIGINT and "stopped: Interrupt" in out and
 
 # a kernel splat during the round is read after it
 if is_root():
-    p = spawn(BASE[:-6] + ["--duration", "3s", "--stressors", "fork", "--progress", "off",
+    p = spawn(COMMON + ["--duration", "3s", "--stressors", "fork", "--progress", "off",
                            "--quiet", "--single-thread"])
     time.sleep(1.0)
     with open("/dev/kmsg", "w") as k:

@@ -69,7 +69,9 @@ def fresh_report(dest):
     return r.returncode == 0 and os.path.exists(dest)
 
 
-def fuzz(target, seconds, extra_env=None):
+def fuzz(target, seconds, extra_env=None, runs=-1):
+    """libFuzzer on @target from its seed corpus for at most @seconds and, when
+    @runs >= 0, at most @runs inputs: whichever comes first."""
     binary = os.path.join(OUT, "tests", "fuzz", target)
     work = tempfile.mkdtemp(prefix=f"pmd-{target}-")
     corpus = os.path.join(work, "corpus")
@@ -83,8 +85,8 @@ def fuzz(target, seconds, extra_env=None):
     e.update(extra_env or {})
     artifacts = os.path.join(OUT, "artifacts") + "/"
     os.makedirs(artifacts, exist_ok=True)
-    cmd = [binary, f"-max_total_time={seconds}", "-timeout=20", "-rss_limit_mb=2048",
-           "-print_final_stats=1", f"-artifact_prefix={artifacts}", corpus]
+    cmd = [binary, f"-max_total_time={seconds}", f"-runs={runs}", "-timeout=20",
+           "-rss_limit_mb=2048", "-print_final_stats=1", f"-artifact_prefix={artifacts}", corpus]
     p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", env=e,
                        timeout=seconds * 3 + 120)
     execs = 0
@@ -93,7 +95,8 @@ def fuzz(target, seconds, extra_env=None):
             execs = int(line.split()[-1])
     bad = [line for line in p.stderr.splitlines() if line.startswith(BAD)]
     ok = p.returncode == 0 and not bad
-    check(ok, f"{target}: {seconds}s, {execs} inputs, no crash, leak, timeout or sanitizer "
+    check(ok, f"{target}: {seconds}s{f' or {runs} inputs' if runs >= 0 else ''}, {execs} inputs, "
+          f"no crash, leak, timeout or sanitizer "
           f"report (rc {p.returncode})" + ("" if ok else "\n" + p.stderr[-6000:]))
     check(execs >= 100, f"{target}: the fuzzer really ran ({execs} inputs)")
     shutil.rmtree(work, ignore_errors=True)
