@@ -413,7 +413,7 @@ static unsigned unit_frozen(const struct fork_worker *fw, unsigned u)
 
 static unsigned unit_page(const struct fork_worker *fw, unsigned u)
 {
-	return u / fw->nfrozen * PMD_FORK_WRITER_STRIDE;
+	return fw->nfrozen ? u / fw->nfrozen * PMD_FORK_WRITER_STRIDE : 0;
 }
 
 /* Page @p's writer slot belongs to the writer in this fork: not the child's to judge. */
