@@ -101,7 +101,7 @@ static void counters_table(FILE *out, const struct pmd_run *run, double secs)
 		for (k = 1, m = si->st->metrics + 1; m->name; m++, k++) {
 			char a[16], b[16];
 
-			if (m->kind != PMD_METRIC_COUNT)
+			if (m->kind != PMD_METRIC_COUNT || (m->flags & PMD_MF_DIGEST))
 				continue;
 			if (!any)
 				fprintf(out, "\n%-28s %12s %12s\n", "counter", "total", "per second");

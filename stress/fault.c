@@ -138,7 +138,8 @@ static const struct pmd_metric fault_metrics[] = {
 		      PMD_BETTER_NONE },
 	[M_CHOICES] = { "choices", PMD_METRIC_COUNT,
 			"a digest of the random choices (first pages, orders): with --fault-sweeps "
-			"and no partners, the same for every run of one seed", PMD_BETTER_NONE },
+			"and no partners, the same for every run of one seed", PMD_BETTER_NONE,
+			PMD_MF_DIGEST },
 	[M_FIRST_TOUCH] = { "first_touch", PMD_METRIC_LATENCY,
 			    "a worker's first store to a fresh chunk: the contested fault" },
 	[M_WINDOW] = { "window", PMD_METRIC_LATENCY,

@@ -71,6 +71,12 @@ enum pmd_metric_flags {
 	 */
 	PMD_MF_RACE_ROUNDS = 1u << 1,
 	PMD_MF_RACE_HITS = 1u << 2,
+	/*
+	 * Not a count but a digest (a sum of hashes): the JSON has it, the
+	 * text report's counter table, where a total and a rate mean
+	 * something, leaves it out.
+	 */
+	PMD_MF_DIGEST = 1u << 3,
 };
 
 struct pmd_metric {
