@@ -71,5 +71,6 @@ struct pm_scan_arg {
 /* /proc/pid/pagemap entry bits (Documentation/admin-guide/mm/pagemap.rst) */
 #define PMD_PM_PFN_MASK ((1ull << 55) - 1)
 #define PMD_PM_PRESENT (1ull << 63)
+#define PMD_PM_SWAP (1ull << 62)
 
 #endif

@@ -294,6 +294,11 @@ static json_t *system_differences(const json_t *sys, const struct pmd_sysinfo *h
 	differs(diffs, "NUMA nodes", jtext(json_object_get(sys, "numa_nodes"), b1, sizeof(b1)), b2);
 	differs(diffs, "root", jtext(json_object_get(sys, "root"), b1, sizeof(b1)),
 		here->root ? "yes" : "no");
+	/* reports older than the probe do not say: no difference to show */
+	if (json_object_get(sys, "zero_page_reads"))
+		differs(diffs, "read faults map the zero page",
+			jtext(json_object_get(sys, "zero_page_reads"), b1, sizeof(b1)),
+			here->zero_page_reads < 0 ? "?" : here->zero_page_reads ? "yes" : "no");
 	diff_kv(diffs, "thp", json_object_get(sys, "thp"), here->thp, here->nthp);
 	diff_kv(diffs, "mthp", json_object_get(sys, "mthp"), here->mthp, here->nmthp);
 	return diffs;

@@ -90,6 +90,8 @@ static json_t *system_json(const struct pmd_sysinfo *s)
 	json_object_set_new(o, "numa_nodes", json_integer(s->nodes));
 	json_object_set_new(o, "numa_nodes_online", json_string(s->nodes_online));
 	json_object_set_new(o, "root", json_boolean(s->root));
+	json_object_set_new(o, "zero_page_reads",
+			    s->zero_page_reads < 0 ? json_null() : json_boolean(s->zero_page_reads));
 	for (i = 0; i < s->nthp; i++)
 		json_object_set_new(thp, s->thp[i].key, json_string(s->thp[i].value));
 	json_object_set_new(o, "thp", thp);

@@ -46,10 +46,11 @@ void pmd_report_start(FILE *out, const struct pmd_run *run)
 		PMD_VERSION, cfg->scenario, cfg->seed_used, run->nworkers, sz,
 		cfg->shared ? "shared" : "private",
 		(const char *[]){ "madvise", "nohuge", "toggle", "inherit" }[cfg->thp], dur);
-	fprintf(out, "kernel %s, %ld CPUs, %u NUMA node%s, THP enabled=%s defrag=%s; stressors:",
+	fprintf(out, "kernel %s, %ld CPUs, %u NUMA node%s, THP enabled=%s defrag=%s%s; stressors:",
 		run->sys.release, run->sys.cpus_online, run->sys.nodes,
 		run->sys.nodes == 1 ? "" : "s", pmd_sysinfo_thp(&run->sys, "enabled"),
-		pmd_sysinfo_thp(&run->sys, "defrag"));
+		pmd_sysinfo_thp(&run->sys, "defrag"),
+		run->sys.zero_page_reads == 0 ? ", no zero page (read faults allocate)" : "");
 	for (i = 0; i < run->nsinst; i++) {
 		const struct pmd_sinst *si = &run->sinst[i];
 

@@ -850,6 +850,7 @@ static int run_round(struct pmd_run *run, const sigset_t *set, unsigned index)
 		return fail_run(run, 125, "cannot map a %s arena: %s (lower --size, or raise "
 					  "RLIMIT_AS / free memory)", sz, strerror(-rc));
 	}
+	run->arena.reads_allocate = run->sys.zero_page_reads == 0;
 	pmd_thp_probe_init(run);
 	pmd_fatal_watch(run);
 	if (pmd_thp_probe_unavailable(run))

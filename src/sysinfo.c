@@ -143,6 +143,7 @@ void pmd_sysinfo_read(struct pmd_sysinfo *s)
 	add_thp(s, "khugepaged.scan_sleep_millisecs", "khugepaged/scan_sleep_millisecs");
 	add_thp(s, "khugepaged.alloc_sleep_millisecs", "khugepaged/alloc_sleep_millisecs");
 	read_mthp(s);
+	s->zero_page_reads = pmd_probe_zero_page_reads();
 }
 
 const char *pmd_sysinfo_thp(const struct pmd_sysinfo *s, const char *key)

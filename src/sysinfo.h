@@ -25,6 +25,9 @@ struct pmd_sysinfo {
 	unsigned nthp;
 	struct pmd_kv mthp[PMD_MAX_MTHP]; /* hugepages-<size>kB/enabled */
 	unsigned nmthp;
+	/* a read fault on private anonymous memory maps the zero page (1), allocates
+	 * a page (0: pvm_no_zero_page guests), or nobody could tell (-1) */
+	int zero_page_reads;
 };
 
 void pmd_sysinfo_read(struct pmd_sysinfo *s);
@@ -32,6 +35,8 @@ void pmd_sysinfo_read(struct pmd_sysinfo *s);
 void pmd_sysfs_selected(const char *text, char *out, unsigned len);
 /* Read a small sysfs/proc file, trimmed; returns 0 or -errno. */
 int pmd_read_text(const char *path, char *buf, unsigned len);
+/* Probe how this kernel backs a read fault (src/zeropage.c): 1, 0 or -1 as above. */
+int pmd_probe_zero_page_reads(void);
 const char *pmd_sysinfo_thp(const struct pmd_sysinfo *s, const char *key);
 
 #endif

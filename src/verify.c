@@ -7,10 +7,12 @@
  * pages under MADV_FREE may read zero where a stamp was written, never
  * anything else. One event per bad page carries its first bad slot.
  */
+#include "compat.h"
 #include "run.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static uint64_t expected_at(const struct pmd_arena *a, const struct pmd_chunk *c, uint32_t lpage,
 			    unsigned slot, bool zero_page)
@@ -45,18 +47,61 @@ static void post_bad_page(struct pmd_worker *w, struct pmd_chunk *c, unsigned pa
 	pmd_event_post(run, &ev);
 }
 
+/*
+ * Where a read fault allocates a page (no zero page: src/zeropage.c), reading
+ * a page nobody wrote fills it in, and under --memcg-headroom charges it to
+ * the run's cgroup. A private anonymous page with neither a PTE nor a swap
+ * entry reads zero by definition, so a page that must read zero and is not
+ * there is left unread; a page that is there is read as always. Sets bit p
+ * of @absent for such pages of [@lo, @hi); false if none is known absent.
+ * Shared (shmem) pages can sit in the page cache with no PTE: never left
+ * unread. Called in the run's process only (pagemap_fd is its /proc/self).
+ */
+static bool absent_zero_pages(struct pmd_worker *w, const struct pmd_chunk *c, const char *addr,
+			      unsigned lo, unsigned hi, uint64_t absent[PMD_MASK_WORDS])
+{
+	const struct pmd_arena *a = w->si->arena;
+	const int fd = w->si->run->pagemap_fd;
+	uint64_t pm[64];
+	bool any = false;
+	unsigned p, i;
+
+	memset(absent, 0, PMD_MASK_WORDS * sizeof(uint64_t));
+	if (!a->reads_allocate || a->shared || fd < 0)
+		return false;
+	if (hi > PMD_CHUNK_PAGES)
+		hi = PMD_CHUNK_PAGES;
+	for (p = lo & ~63u; p < hi; p += 64) {
+		uint64_t want = __atomic_load_n(&c->zero_pages[p / 64], __ATOMIC_RELAXED);
+		off_t off = (off_t)((((uintptr_t)addr >> PMD_PAGE_SHIFT) + p) * sizeof(uint64_t));
+
+		if (!want)
+			continue;
+		if (pread(fd, pm, sizeof(pm), off) != (ssize_t)sizeof(pm))
+			return any;
+		for (i = 0; i < 64; i++)
+			if ((want >> i & 1) && !(pm[i] & (PMD_PM_PRESENT | PMD_PM_SWAP)))
+				absent[p / 64] |= 1ull << i;
+		any |= absent[p / 64] != 0;
+	}
+	return any;
+}
+
 unsigned pmd_verify_pages(struct pmd_worker *w, struct pmd_chunk *c, char *addr, unsigned lo,
 			  unsigned hi)
 {
 	const struct pmd_arena *a = w->si->arena;
 	uint32_t flags = __atomic_load_n(&c->flags, __ATOMIC_ACQUIRE);
 	bool disturbed = flags & PMD_CF_DISTURBED;
+	uint64_t absent[PMD_MASK_WORDS];
+	bool skip_absent;
 	unsigned p, s, total = 0;
 
 	/* one corruption is one report, not one per later look at the chunk */
 	if (flags & PMD_CF_REPORTED)
 		return 0;
 
+	skip_absent = absent_zero_pages(w, c, addr, lo, hi, absent);
 	for (p = lo; p < hi && p < PMD_CHUNK_PAGES; p++) {
 		uint32_t lpage = c->index * (uint32_t)PMD_CHUNK_PAGES + p;
 		bool zero = pmd_mask_test(c->zero_pages, p);
@@ -64,6 +109,8 @@ unsigned pmd_verify_pages(struct pmd_worker *w, struct pmd_chunk *c, char *addr,
 		unsigned bad = 0, first = 0;
 		uint64_t first_exp = 0, first_act = 0;
 
+		if (skip_absent && pmd_mask_test(absent, p))
+			continue;
 		for (s = 0; s < PMD_PAGE_SLOTS; s++) {
 			uint64_t act = pmd_load(pmd_page_slot(addr, p, s));
 			uint64_t exp;

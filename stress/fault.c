@@ -671,6 +671,7 @@ static int fault_setup(struct pmd_sinst *si)
 {
 	const struct fault_opts *o = si->opts;
 	struct fault_priv *fp = calloc(1, sizeof(*fp));
+	const unsigned reader_pages = o->readers && si->arena->reads_allocate;
 	unsigned i, ngroups;
 
 	ngroups = (unsigned)((si->nworkers + o->group - 1) / o->group);
@@ -693,17 +694,22 @@ static int fault_setup(struct pmd_sinst *si)
 			 PMD_PAGE_SLOTS);
 		return -EINVAL;
 	}
+	/*
+	 * a round's charges: its window and a page table per chunk, and where
+	 * reads allocate (no zero page), the page a reader checks in the round
+	 * (page 0: pmd_verify_in_round) when the window misses it
+	 */
 	if (si->cfg->memcg_headroom &&
 	    ngroups * (uint64_t)(o->chunks ? o->chunks : si->arena->nchunks / ngroups) *
-			    (o->pages + 1) * PMD_PAGE_SIZE + MEMCG_SLACK >
+			    (o->pages + 1 + reader_pages) * PMD_PAGE_SIZE + MEMCG_SLACK >
 		    si->cfg->memcg_headroom) {
 		free(fp);
 		snprintf(si->why, sizeof(si->why),
-			 "--memcg-headroom %llu < %u group(s) x %llu chunk(s) x (%llu pages + 1) "
+			 "--memcg-headroom %llu < %u group(s) x %llu chunk(s) x (%llu pages + %u) "
 			 "x 4K + %uK: lower --fault-pages/--fault-chunks",
 			 (unsigned long long)si->cfg->memcg_headroom, ngroups,
 			 (unsigned long long)(o->chunks ? o->chunks : si->arena->nchunks / ngroups),
-			 (unsigned long long)o->pages, MEMCG_SLACK >> 10);
+			 (unsigned long long)o->pages, 1 + reader_pages, MEMCG_SLACK >> 10);
 		return -EINVAL;
 	}
 	if (!fp)
