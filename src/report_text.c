@@ -46,9 +46,11 @@ void pmd_report_start(FILE *out, const struct pmd_run *run)
 		PMD_VERSION, cfg->scenario, cfg->seed_used, run->nworkers, sz,
 		cfg->shared ? "shared" : "private",
 		(const char *[]){ "madvise", "nohuge", "toggle", "inherit" }[cfg->thp], dur);
-	fprintf(out, "kernel %s, %ld CPUs, %u NUMA node%s, THP enabled=%s defrag=%s%s; stressors:",
+	/* a shared arena is shmem: its huge pages follow shmem_enabled, not enabled */
+	fprintf(out, "kernel %s, %ld CPUs, %u NUMA node%s, THP %s=%s defrag=%s%s; stressors:",
 		run->sys.release, run->sys.cpus_online, run->sys.nodes,
-		run->sys.nodes == 1 ? "" : "s", pmd_sysinfo_thp(&run->sys, "enabled"),
+		run->sys.nodes == 1 ? "" : "s", cfg->shared ? "shmem_enabled" : "enabled",
+		pmd_sysinfo_thp(&run->sys, cfg->shared ? "shmem_enabled" : "enabled"),
 		pmd_sysinfo_thp(&run->sys, "defrag"),
 		run->sys.zero_page_reads == 0 ? ", no zero page (read faults allocate)" : "");
 	for (i = 0; i < run->nsinst; i++) {
@@ -275,9 +277,11 @@ void pmd_report_text(FILE *out, const struct pmd_run *run)
 	pmd_format_size(run->arena_huge_end & ~((1ull << 20) - 1), huge, sizeof(huge));
 	pmd_format_size(run->arena_rss_end & ~((1ull << 20) - 1), rss, sizeof(rss));
 	if (run->thp_share_end >= 0)
-		fprintf(out, "THP share of the arena at the end: %.1f%% (AnonHugePages %s of Rss "
+		fprintf(out, "THP share of the arena at the end: %.1f%% (%s %s of Rss "
 			     "%s); probe: %s\n",
-			run->thp_share_end * 100, huge, rss, pmd_thp_probe_method(run));
+			run->thp_share_end * 100,
+			run->cfg->shared ? "ShmemPmdMapped" : "AnonHugePages", huge, rss,
+			pmd_thp_probe_method(run));
 	else
 		fprintf(out, "THP share of the arena at the end: - (nothing resident); probe: %s\n",
 			pmd_thp_probe_method(run));

@@ -15,11 +15,10 @@
  */
 #include "compat.h"
 #include "run.h"
+#include "smaps.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -131,35 +130,13 @@ static enum pmd_thp_state by_scan(struct pmd_run *run, uintptr_t addr, uint64_t 
 /* The fallback: what the VMA holding @addr says about all of it. */
 static enum pmd_thp_state by_smaps(uintptr_t addr, unsigned present)
 {
-	FILE *f = fopen("/proc/self/smaps", "re");
-	unsigned long start, end, kb, rss = 0, huge = 0;
-	char line[512];
-	bool in = false, seen = false;
+	struct pmd_smaps_vma v;
 
-	if (!f)
+	if (pmd_smaps_vma(addr, &v) || !v.rss)
 		return PMD_THPS_UNKNOWN;
-	while (fgets(line, sizeof(line), f)) {
-		if ((isdigit((unsigned char)line[0]) || (line[0] >= 'a' && line[0] <= 'f')) &&
-		    sscanf(line, "%lx-%lx", &start, &end) == 2) {
-			if (in)
-				break;
-			in = addr >= start && addr < end;
-			seen |= in;
-			continue;
-		}
-		if (!in)
-			continue;
-		if (sscanf(line, "Rss: %lu kB", &kb) == 1)
-			rss = kb;
-		else if (sscanf(line, "AnonHugePages: %lu kB", &kb) == 1)
-			huge = kb;
-	}
-	fclose(f);
-	if (!seen || !rss)
-		return PMD_THPS_UNKNOWN;
-	if (huge == rss && present == PMD_CHUNK_PAGES)
+	if (v.huge == v.rss && present == PMD_CHUNK_PAGES)
 		return PMD_THPS_THP;
-	if (!huge)
+	if (!v.huge)
 		return PMD_THPS_PTE;
 	return PMD_THPS_UNKNOWN;
 }
@@ -229,39 +206,33 @@ const char *pmd_thp_probe_method(const struct pmd_run *run)
 	return "pagemap+smaps (per VMA)";
 }
 
+struct arena_sums {
+	uintptr_t lo, hi;
+	uint64_t rss, huge, outside;
+};
+
+static int add_vma(const struct pmd_smaps_vma *v, void *arg)
+{
+	struct arena_sums *a = arg;
+
+	if (v->start >= a->lo && v->end <= a->hi) {
+		a->rss += v->rss;
+		a->huge += v->huge;
+	} else {
+		a->outside += v->rss;
+	}
+	return 0;
+}
+
 int pmd_arena_smaps(const struct pmd_arena *a, uint64_t *rss, uint64_t *huge, uint64_t *other)
 {
-	uintptr_t lo = (uintptr_t)a->base, hi = lo + a->size + (size_t)a->nspare * PMD_CHUNK_SIZE;
-	FILE *f = fopen("/proc/self/smaps", "re");
-	char line[512];
-	bool in = false;
+	struct arena_sums s = { (uintptr_t)a->base,
+				(uintptr_t)a->base + a->size + (size_t)a->nspare * PMD_CHUNK_SIZE };
+	int rc = pmd_smaps_walk(add_vma, &s);
 
-	uint64_t outside = 0;
-
-	*rss = *huge = 0;
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long start, end, kb;
-
-		/* VMA headers start with a lower-case hex address, fields with a Name: */
-		if ((isdigit((unsigned char)line[0]) || (line[0] >= 'a' && line[0] <= 'f')) &&
-		    sscanf(line, "%lx-%lx", &start, &end) == 2) {
-			in = start >= lo && end <= hi;
-			continue;
-		}
-		if (!in) {
-			if (sscanf(line, "Rss: %lu kB", &kb) == 1)
-				outside += (uint64_t)kb << 10;
-			continue;
-		}
-		if (sscanf(line, "Rss: %lu kB", &kb) == 1)
-			*rss += (uint64_t)kb << 10;
-		else if (sscanf(line, "AnonHugePages: %lu kB", &kb) == 1)
-			*huge += (uint64_t)kb << 10;
-	}
-	fclose(f);
+	*rss = s.rss;
+	*huge = s.huge;
 	if (other)
-		*other = outside;
-	return 0;
+		*other = s.outside;
+	return rc;
 }

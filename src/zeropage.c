@@ -12,52 +12,23 @@
  * The probe reads 64 fresh pages and asks smaps for the Rss of that mapping:
  * the zero page is never counted in Rss, allocated pages are.
  */
+#include "smaps.h"
 #include "sysinfo.h"
 
-#include <ctype.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #define PROBE_PAGES 64
 
-/* Rss of the mapping starting at @start, in bytes; -1 if smaps cannot say. */
-static long long mapping_rss(uintptr_t start)
-{
-	FILE *f = fopen("/proc/self/smaps", "re");
-	char line[512];
-	bool in = false;
-	long long rss = -1;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long lo, hi, kb;
-
-		if ((isdigit((unsigned char)line[0]) || (line[0] >= 'a' && line[0] <= 'f')) &&
-		    sscanf(line, "%lx-%lx", &lo, &hi) == 2) {
-			if (in)
-				break;
-			in = lo == start;
-			continue;
-		}
-		if (in && sscanf(line, "Rss: %lu kB", &kb) == 1) {
-			rss = (long long)kb << 10;
-			break;
-		}
-	}
-	fclose(f);
-	return rss;
-}
-
 int pmd_probe_zero_page_reads(void)
 {
 	const long psz = sysconf(_SC_PAGESIZE);
 	const size_t len = (size_t)PROBE_PAGES * (size_t)psz;
+	struct pmd_smaps_vma v;
 	volatile const char *p;
-	long long rss;
 	unsigned i;
+	int rc;
 
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
@@ -66,10 +37,10 @@ int pmd_probe_zero_page_reads(void)
 	(void)madvise((void *)p, len, MADV_NOHUGEPAGE);
 	for (i = 0; i < PROBE_PAGES; i++)
 		(void)p[(size_t)i * (size_t)psz];
-	rss = mapping_rss((uintptr_t)p);
+	rc = pmd_smaps_vma((uintptr_t)p, &v);
 	munmap((void *)p, len);
-	if (rss < 0)
+	if (rc)
 		return -1;
 	/* all or nothing in practice; half is the line between the two */
-	return rss < (long long)len / 2;
+	return v.rss < len / 2;
 }

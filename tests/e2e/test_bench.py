@@ -18,11 +18,22 @@ rounds = d["rounds"]
 check(len(rounds) == 4 and rounds[0]["warmup"] and not any(x["warmup"] for x in rounds[1:]),
       f"a warm-up plus 3 measured rounds ({len(rounds)})")
 pages = 128 * 1024 * 1024 // 4096
+# the 2023 benchmark ran with shmem THP off (the default): one fault per 4 KiB page. The
+# scenario leaves THP to the system (thp = inherit); where shmem_enabled gives a shared
+# mapping huge pages without asking, a round takes a fault per 2 MiB instead
+try:
+    shmem = open("/sys/kernel/mm/transparent_hugepage/shmem_enabled").read()
+except OSError:
+    shmem = "[never]"
+shmem_huge = any(f"[{m}]" in shmem for m in ("always", "within_size", "force"))
+if shmem_huge:
+    print(f"# shmem_enabled is {shmem.strip()}: the per-page fault count is not checked")
 for x in rounds:
     f = [s for s in x["stressors"] if s["name"] == "fault"][0]
     check(f["ops"] == pages, f"round {x['index']}: one write per page ({f['ops']} == {pages})")
-    check(pages <= f["faults"] < pages + 200,
-          f"round {x['index']}: a fault per page ({f['faults']}, MAP_SHARED: no THP)")
+    if not shmem_huge:
+        check(pages <= f["faults"] < pages + 200,
+              f"round {x['index']}: a fault per page ({f['faults']}, MAP_SHARED: no THP)")
     check(x["stop_reason"] == "done", f"round {x['index']} ended when the pass was done")
 cols = {c["name"]: c for c in d["bench"]["columns"]}
 check(d["bench"]["measured_rounds"] == 3, "3 measured rounds in the summary")

@@ -5,7 +5,7 @@
 import os
 import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
-from pmdtest import check, done, run, thp_available  # noqa: E402
+from pmdtest import check, done, is_root, run, thp_available  # noqa: E402
 
 base = ["--stressors", "fault", "--threads", "6", "--duration", "2s", "--size", "16M",
         "--progress", "off", "--quiet"]
@@ -43,10 +43,37 @@ r = run(base + ["--shared"])
 f = r.stressor("fault")
 check(r.rc == 0, f"shared runs clean\n{r.show()}")
 check(r.doc["arena"]["shared"] is True, "the report says the arena was shared")
-check(f["thp_coverage"]["pte"] > 0, f"shared (shmem) chunks are PTE-mapped: {f['thp_coverage']}")
+shmem_now = open("/sys/kernel/mm/transparent_hugepage/shmem_enabled").read() \
+    if os.path.exists("/sys/kernel/mm/transparent_hugepage/shmem_enabled") else "[never]"
+if "[never]" in shmem_now or "[deny]" in shmem_now:
+    check(f["thp_coverage"]["pte"] > 0 and f["thp_coverage"]["thp"] == 0,
+          f"shared (shmem) chunks under shmem_enabled=never are PTE-mapped: {f['thp_coverage']}")
 check(r.counter("fault", "zap_dontneed") == 0 and
       r.counter("fault", "zap_remap") == r.counter("fault", "rounds") - min(8, r.counter("fault", "rounds")),
       "shared chunks are reset by replacing the mapping")
+
+# a shared arena is shmem: it gets huge PMDs only as shmem_enabled allows (advise:
+# MADV_HUGEPAGE), and they show in smaps as ShmemPmdMapped, not AnonHugePages
+SHMEM = "/sys/kernel/mm/transparent_hugepage/shmem_enabled"
+if thp_available() and is_root() and os.access(SHMEM, os.W_OK):
+    with open(SHMEM) as fh:
+        was = fh.read().split("[")[1].split("]")[0]
+    try:
+        with open(SHMEM, "w") as fh:
+            fh.write("advise")
+        r = run([a for a in base if a != "--quiet"] + ["--shared", "--thp", "madvise"])
+    finally:
+        with open(SHMEM, "w") as fh:
+            fh.write(was)
+    f = r.stressor("fault")
+    check(r.rc == 0 and f["thp_coverage"]["thp"] > 0,
+          f"shared, shmem_enabled=advise: PMD-mapped shmem chunks {f['thp_coverage']}")
+    check(r.doc["arena"]["thp_share_end"] > 0 and r.doc["arena"]["anon_huge_end"] > 0,
+          f"shared: the THP share counts ShmemPmdMapped ({r.doc['arena']})")
+    check("THP shmem_enabled=advise" in r.out.splitlines()[1],
+          f"the header names shmem_enabled for a shared arena: {r.out.splitlines()[1][:120]}")
+else:
+    print("# SKIP shared arena with shmem THP: needs THP, root and a writable shmem_enabled")
 
 r = run(base + ["--verify", "off"])
 check(r.rc == 0 and r.stressor("fault")["latency"]["verify"]["count"] == 0,
