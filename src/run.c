@@ -203,7 +203,8 @@ bool pmd_inject_claim(struct pmd_run *run)
 	return __atomic_exchange_n(&run->inject_done, 1, __ATOMIC_ACQ_REL) == 0;
 }
 
-int pmd_inject_parse(const char *text, struct pmd_inject *inj, char *err, size_t errlen)
+int pmd_inject_parse(const char *text, unsigned nchunks, struct pmd_inject *inj, char *err,
+		     size_t errlen)
 {
 	static const char *const names[] = { "lost_write", "stale", "foreign",
 					     "nonzero_after_zap", "cow_leak", NULL };
@@ -225,10 +226,12 @@ int pmd_inject_parse(const char *text, struct pmd_inject *inj, char *err, size_t
 		inj->kind = PMD_INJECT_HANG;
 	if (tok && !strcmp(tok, "segv"))
 		inj->kind = PMD_INJECT_SEGV;
+	if (tok && !strcmp(tok, "sigbus"))
+		inj->kind = PMD_INJECT_SIGBUS;
 	if (inj->kind == PMD_INJECT_NONE) {
 		snprintf(err, errlen, "--inject: invalid value '%s' (expected lost_write, stale, "
-				      "foreign, nonzero_after_zap, cow_leak, hang or segv, then "
-				      ":chunk:page:slot:after:pages)", text);
+				      "foreign, nonzero_after_zap, cow_leak, hang, segv or sigbus, "
+				      "then :chunk:page:slot:after:pages)", text);
 		return -EINVAL;
 	}
 	while ((tok = strtok_r(NULL, ":", &save)) && n < 5) {
@@ -246,6 +249,12 @@ int pmd_inject_parse(const char *text, struct pmd_inject *inj, char *err, size_t
 	inj->slot = vals[2];
 	inj->after_rounds = vals[3];
 	inj->pages = vals[4];
+	/* else the injection silently never happens, and a self-test proves nothing */
+	if (inj->chunk >= nchunks) {
+		snprintf(err, errlen, "--inject: chunk must be below %u (the arena's chunks), in '%s'",
+			 nchunks, text);
+		return -EINVAL;
+	}
 	if (inj->page >= PMD_CHUNK_PAGES || inj->slot >= PMD_PAGE_SLOTS || !inj->pages ||
 	    inj->page + inj->pages > PMD_CHUNK_PAGES) {
 		snprintf(err, errlen, "--inject: page must be below %lu (and page + pages at most "
@@ -988,7 +997,8 @@ int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 		rc = fail_run(run, 125, "%s", err);
 		goto out;
 	}
-	if (pmd_inject_parse(cfg->inject, &run->inject, err, sizeof(err))) {
+	if (pmd_inject_parse(cfg->inject, (unsigned)(cfg->size / PMD_CHUNK_SIZE), &run->inject, err,
+			     sizeof(err))) {
 		rc = fail_run(run, 2, "%s", err);
 		goto out;
 	}

@@ -149,6 +149,7 @@ void pmd_arena_destroy(struct pmd_arena *a);
 /* Give the arena's memory back to the kernel, keeping its description for the report. */
 void pmd_arena_unmap(struct pmd_arena *a);
 
-int pmd_inject_parse(const char *text, struct pmd_inject *inj, char *err, size_t errlen);
+int pmd_inject_parse(const char *text, unsigned nchunks, struct pmd_inject *inj, char *err,
+		     size_t errlen);
 
 #endif

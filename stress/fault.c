@@ -267,19 +267,51 @@ static bool inject_due(const struct pmd_worker *w, const struct fault_group *g)
 }
 
 /*
- * Test only: a page of a live chunk turns PROT_NONE under the workers
- * (--inject segv:chunk:page), as if the kernel lost the mapping; their
- * next store faults on a chunk nobody retired.
+ * Map one page of a shared file at @pa, then truncate the file to nothing:
+ * the page is beyond the file's end, and the kernel answers an access to it
+ * with SIGBUS (BUS_ADRERR), as for any file that shrank under a mapping.
  */
-static void inject_segv(struct pmd_worker *w, struct pmd_chunk *c)
+static int truncated_file_page(char *pa)
+{
+	int fd = memfd_create("pmdstress-sigbus", MFD_CLOEXEC), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, PMD_PAGE_SIZE) ||
+	    mmap(pa, PMD_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) ==
+		MAP_FAILED ||
+	    ftruncate(fd, 0))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+/*
+ * Test only: a page of a live chunk stops being memory under the workers,
+ * as if the kernel lost the mapping: it turns PROT_NONE (--inject
+ * segv:chunk:page) or becomes a page past a file's end (--inject sigbus).
+ * Their next store faults on a chunk nobody retired. The round has not
+ * opened yet: no worker is inside the chunk while its page is replaced.
+ */
+static void inject_live_fault(struct pmd_worker *w, struct pmd_chunk *c)
 {
 	const struct pmd_inject *inj = pmd_inject_get(w->si->run);
 	char *addr = (char *)__atomic_load_n(&c->addr, __ATOMIC_ACQUIRE);
+	char *pa = addr + ((size_t)inj->page << PMD_PAGE_SHIFT);
+	int err;
 
-	if (inj->kind != PMD_INJECT_SEGV || inj->chunk != c->index || !pmd_inject_claim(w->si->run))
+	if ((inj->kind != PMD_INJECT_SEGV && inj->kind != PMD_INJECT_SIGBUS) ||
+	    inj->chunk != c->index || !pmd_inject_claim(w->si->run))
 		return;
 	pmd_chunk_log(c, pmd_now_ns(), PMD_OP_INJECT, w->id, inj->page);
-	mprotect(addr + ((size_t)inj->page << PMD_PAGE_SHIFT), PMD_PAGE_SIZE, PROT_NONE);
+	if (inj->kind == PMD_INJECT_SEGV) {
+		mprotect(pa, PMD_PAGE_SIZE, PROT_NONE);
+		return;
+	}
+	err = truncated_file_page(pa);
+	if (err)
+		pmd_worker_error(w, err, "fault: --inject sigbus: cannot map a truncated file "
+				 "page at chunk %u page %u", c->index, inj->page);
 }
 
 /* Test only: the group's first worker blocks in the kernel for good (--inject hang). */
@@ -430,7 +462,7 @@ static void start_round(struct fault_group *g, struct pmd_worker *w, const struc
 				inject(w, c, addr, true);
 				pmd_chunk_exit(c);
 			}
-			inject_segv(w, c);
+			inject_live_fault(w, c);
 		}
 		pmd_chunk_log(c, pmd_now_ns(), PMD_OP_ROUND, w->id, g->n);
 		pmd_chunk_open_round(c);

@@ -185,6 +185,7 @@ enum pmd_inject_kind {
 	PMD_INJECT_CORRUPT, /* write a wrong value into one slot (.class says which) */
 	PMD_INJECT_HANG,    /* one worker blocks in the kernel for good */
 	PMD_INJECT_SEGV,    /* one page of a live chunk becomes PROT_NONE under the workers */
+	PMD_INJECT_SIGBUS,  /* ...or a page of a file truncated to nothing (SIGBUS) */
 };
 
 struct pmd_inject {

@@ -1,36 +1,63 @@
 #!/usr/bin/env python3
 # labels: e2e
 # timeout: 120
-"""A SIGSEGV on a live chunk (a page of a chunk nobody retired turned
-PROT_NONE under the workers, as if the kernel lost the mapping: --inject
-segv) is caught, reported as an event with the address and the chunk's
-state and op ring, and the run ends with a report, not a core dump: exit 1."""
+"""A fault the kernel raises on a live chunk is caught, reported as an event
+with the address and the chunk's state and op ring, and the run ends with a
+report, not a core dump: exit 1. Both signals come from the kernel itself:
+--inject segv turns a page of a chunk nobody retired PROT_NONE under the
+workers (SIGSEGV, SEGV_ACCERR), --inject sigbus maps a page of a memfd over
+it and truncates the file to nothing (SIGBUS, BUS_ADRERR: the page is past
+the file's end), as if the kernel lost the mapping. Both injections stay
+hidden from --help, and a chunk or page outside the arena is refused with
+exit 2."""
 import os
 import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 from pmdtest import check, done, run  # noqa: E402
 
 CHUNK, PAGE = 2, 5
-r = run(["--stressors", "fault", "--threads", "4", "--duration", "30s", "--size", "16M",
-         "--inject", f"segv:{CHUNK}:{PAGE}:0:2", "--progress", "off"], timeout=60)
-d = r.doc
-check(r.rc == 1, f"exit 1 (got {r.rc})\n{r.show()}")
-check(r.elapsed < 15, f"the run ends promptly ({r.elapsed:.1f}s), not after its 30 s")
-check("core dumped" not in r.err and d is not None, "no core dump: a report was written")
-check(d["verdict"]["status"] == "live_fault", f"verdict {d['verdict']}")
-ev = [e for e in d["events"]["kept"] if e["kind"] == "signal"]
-check(len(ev) == 1, f"one signal event ({len(ev)})")
-if ev:
-    e = ev[0]
-    base = int(d["arena"]["base"], 16)
-    addr = int(e["address"], 16)
-    check(e["chunk"] == CHUNK and e["page"] == PAGE, f"chunk {e['chunk']} page {e['page']}")
-    check(base + CHUNK * 2**21 + PAGE * 4096 <= addr < base + CHUNK * 2**21 + (PAGE + 1) * 4096,
-          f"the faulting address {e['address']} is in that page")
-    check(e["text"].startswith("SIGSEGV") and "chunk state round" in e["text"],
-          f"signal and chunk state in the text: {e['text']}")
-    check([o["op"] for o in e["op_ring"]][-2:] == ["inject", "round"] or
-          "inject" in [o["op"] for o in e["op_ring"]], "the op ring shows what happened to the chunk")
-check(d["stop_reason"] == "fault on a live chunk", f"stop reason {d['stop_reason']!r}")
-check("to rerun this with the same seed" in r.out, "the text report tells how to rerun it")
+# --inject, the signal, its si_code (SEGV_ACCERR, BUS_ADRERR: both 2)
+for kind, signame, si_code in (("segv", "SIGSEGV", 2), ("sigbus", "SIGBUS", 2)):
+    r = run(["--stressors", "fault", "--threads", "4", "--duration", "30s", "--size", "16M",
+             "--inject", f"{kind}:{CHUNK}:{PAGE}:0:2", "--progress", "off"], timeout=60)
+    d = r.doc
+    check(r.rc == 1, f"{kind}: exit 1 (got {r.rc})\n{r.show()}")
+    check(r.elapsed < 15, f"{kind}: the run ends promptly ({r.elapsed:.1f}s), not after its 30 s")
+    check("core dumped" not in r.err and d is not None, f"{kind}: no core dump: a report was written")
+    if d is None:
+        continue
+    check(d["verdict"]["status"] == "live_fault", f"{kind}: verdict {d['verdict']}")
+    ev = [e for e in d["events"]["kept"] if e["kind"] == "signal"]
+    check(len(ev) == 1 and d["events"]["total"] == 1,
+          f"{kind}: one signal event and nothing else ({len(ev)} of {d['events']['total']})")
+    if ev:
+        e = ev[0]
+        base = int(d["arena"]["base"], 16)
+        addr = int(e["address"], 16)
+        check(e["chunk"] == CHUNK and e["page"] == PAGE,
+              f"{kind}: chunk {e['chunk']} page {e['page']}")
+        check(base + CHUNK * 2**21 + PAGE * 4096 <= addr < base + CHUNK * 2**21 + (PAGE + 1) * 4096,
+              f"{kind}: the faulting address {e['address']} is in that page")
+        check(e["text"].startswith(f"{signame} (si_code {si_code}) at {e['address']}") and
+              "chunk state round" in e["text"],
+              f"{kind}: signal, address and chunk state in the text: {e['text']}")
+        check("inject" in [o["op"] for o in e["op_ring"]],
+              f"{kind}: the op ring shows what happened to the chunk: {e['op_ring']}")
+    check(d["stop_reason"] == "fault on a live chunk", f"{kind}: stop reason {d['stop_reason']!r}")
+    check(f"{signame} at " in r.err and "on live chunk 2" in r.err,
+          f"{kind}: the handler said so on stderr")
+    check("to rerun this with the same seed" in r.out, f"{kind}: the text report tells how to rerun it")
+
+# hidden from --help, checked when given: 16M is 8 chunks of 512 pages
+r = run(["--help"], json_report=False)
+check(r.rc == 0 and "sigbus" not in r.out and "--inject" not in r.out,
+      "the injections stay hidden from --help")
+for arg, want in (("sigbus:8:5", "--inject: chunk must be below 8"),
+                  ("sigbus:2:512", "--inject: page must be below 512"),
+                  ("sigbus:x", "--inject: invalid number 'x'"),
+                  ("segv:99:0", "--inject: chunk must be below 8")):
+    r = run(["--stressors", "fault", "--threads", "2", "--duration", "1s", "--size", "16M",
+             "--inject", arg, "--progress", "off"], json_report=False, timeout=30)
+    check(r.rc == 2 and want in r.err and r.err.count("\n") <= 2,
+          f"--inject {arg}: exit 2 naming the value (rc {r.rc}) {r.err.strip()[-200:]!r}")
 done()
