@@ -102,6 +102,11 @@ if not thp_available():
     skip("THP is disabled system-wide: the default race is not THP vs PTE here")
 # the storm's own chunks, classified when verified, and the arena's share at the end
 check(f["thp_coverage"]["thp"] > 0, f"THP-mapped chunks seen by the storm: {f['thp_coverage']}")
+# zap's subranges and toggle's unaligned flips land inside rounds: they split
+# a round's huge PMD, and the chunk ends as pieces of a huge page mapped by
+# PTEs: mixed
+check(f["thp_coverage"]["mixed"] > 0,
+      f"mixed chunks seen by the storm (a PMD split inside a round): {f['thp_coverage']}")
 check(d["arena"]["thp_share_end"] is not None and d["arena"]["thp_share_end"] > 0,
       f"THP share of the arena at the end {d['arena']['thp_share_end']}")
 done()
