@@ -107,6 +107,23 @@ check(f["thp_coverage"]["thp"] > 0, f"THP-mapped chunks seen by the storm: {f['t
 # PTEs: mixed
 check(f["thp_coverage"]["mixed"] > 0,
       f"mixed chunks seen by the storm (a PMD split inside a round): {f['thp_coverage']}")
+# Each chunk the storm verified PMD-mapped got its huge page in that round
+# (every round starts from pmd_none): from a huge fault (thp_fault_alloc) or
+# a collapse (khugepaged, MADV_COLLAPSE: thp_collapse_alloc). The counters
+# are system-wide and other processes only add to them, so the storm's
+# count can only be at most their sum. The storm's own count, not the
+# reconcile sum: fork counts the chunks it froze, which are the storm's
+# huge pages seen a second time.
+rec_huge = rec["vmstat_thp_fault_alloc"] + max(r.vmstat("thp_collapse_alloc", 0), 0)
+check(f["thp_coverage"]["thp"] <= rec_huge,
+      f"reconcile: the storm's {f['thp_coverage']['thp']} PMD-mapped chunks are at most the "
+      f"huge pages the kernel allocated: thp_fault_alloc {rec['vmstat_thp_fault_alloc']} + "
+      f"thp_collapse_alloc {r.vmstat('thp_collapse_alloc', 0)}")
+# THP is available (enabled madvise or always) and the race's arena is
+# MADV_HUGEPAGE: the storm's huge faults show in the kernel's own counter
+check(d["options"]["global"]["thp"] == "madvise" and rec["vmstat_thp_fault_alloc"] > 0,
+      f"thp=madvise arena, THP {d['system']['thp']['enabled']}: huge faults happened, "
+      f"thp_fault_alloc {rec['vmstat_thp_fault_alloc']}")
 check(d["arena"]["thp_share_end"] is not None and d["arena"]["thp_share_end"] > 0,
       f"THP share of the arena at the end {d['arena']['thp_share_end']}")
 done()
