@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # labels: e2e
 # timeout: 180
+# serial: its fake splat reaches every reader of the kernel log
 """--single-thread: the one worker runs on the main thread and no other
 thread exists while it runs (so fork and exec copy a single-threaded
 process, as AIM9's did). fork, exec, brk and page each run clean with it in
