@@ -14,7 +14,9 @@
  * as one sample when it has none (n = 1: no stddev, no test). Each metric
  * says which way is better; "none" metrics are listed and never flagged.
  * --threshold PCT makes a significant change for the worse of more than PCT
- * percent exit 1, for CI gates. Reports of different scenarios, stressors or
+ * percent exit 1, for CI gates; if no metric could be tested (n < 2 on a
+ * side everywhere) it exits 2 instead of passing what it could not judge.
+ * Reports of different scenarios, stressors or
  * options (those that do not change what is measured aside: see
  * option_ignored()) are refused unless --force, and every field read is
  * checked first: a broken file is one line naming the file and the field,
@@ -779,10 +781,16 @@ static void print_stressor(const struct cmp *c, const struct cmp_stressor *s,
 	}
 }
 
+/* What the gate saw: comparisons it could test and could not, regressions. */
+struct cmp_gate {
+	unsigned tested, untested, regressions;
+};
+
 /* Significant changes for the worse beyond --threshold; each printed. */
-static unsigned gate(const struct cmp *c)
+static struct cmp_gate gate(const struct cmp *c)
 {
-	unsigned i, fi, n = 0;
+	struct cmp_gate g = { 0, 0, 0 };
+	unsigned i, fi;
 
 	for (i = 0; i < c->nrows; i++) {
 		const struct cmp_row *r = &c->rows[i];
@@ -792,15 +800,67 @@ static unsigned gate(const struct cmp *c)
 			const char *sig;
 			double change = row_change(r, fi, &t, &sig);
 
+			/* a side with one sample has no variance: no test, so no gate */
+			if (!strcmp(sig, "n<2"))
+				g.untested++;
+			else if (strcmp(sig, "-"))
+				g.tested++;
 			if (strcmp(sig, "worse") || isnan(change) || fabs(change) <= c->threshold)
 				continue;
 			fprintf(stderr, "pmdstress compare: regression beyond %g%%: %s %s %+.2f%% in "
 					"[%c] %s (p=%.3g)\n", c->threshold, r->stressor, r->metric,
 				change, 'A' + fi, c->f[fi].path, t.p);
-			n++;
+			g.regressions++;
 		}
 	}
-	return n;
+	return g;
+}
+
+/* "[A] a.json, [C] c.json": the reports with fewer than two samples. */
+static void few_samples(const struct cmp *c, char *buf, size_t len)
+{
+	size_t at = 0;
+	unsigned i;
+
+	buf[0] = 0;
+	for (i = 0; i < c->nfiles && at < len; i++)
+		if (c->f[i].nsamples < 2)
+			at += (size_t)snprintf(buf + at, len - at, "%s[%c] %s", at ? ", " : "",
+					       'A' + i, c->f[i].path);
+}
+
+/*
+ * The --threshold verdict. Welch's test needs two samples a side, so a
+ * report of one run can never be "worse": a gate over such reports would
+ * pass whatever changed. That is refused (exit 2) when nothing could be
+ * tested, and noted when part could not.
+ */
+static int threshold_verdict(const struct cmp *c)
+{
+	struct cmp_gate g = gate(c);
+	char few[512];
+
+	few_samples(c, few, sizeof(few));
+	if (!g.tested) {
+		fprintf(stderr, "pmdstress compare: --threshold %g%%: no metric could be tested "
+				"(%u comparison%s with a side of fewer than two samples%s%s); record "
+				"the reports with --rounds N (N >= 2) (exit 2)\n",
+			c->threshold, g.untested, g.untested == 1 ? "" : "s", few[0] ? ": " : "",
+			few);
+		return 2;
+	}
+	if (g.untested)
+		fprintf(stderr, "pmdstress compare: note: --threshold %g%%: %u of %u comparisons "
+				"could not be tested (a side has fewer than two samples%s%s)\n",
+			c->threshold, g.untested, g.untested + g.tested, few[0] ? ": " : "", few);
+	if (g.regressions)
+		fprintf(stderr, "pmdstress compare: %u significant regression%s beyond "
+				"--threshold %g%% (exit 1)\n", g.regressions,
+			g.regressions == 1 ? "" : "s", c->threshold);
+	else
+		fprintf(stderr, "pmdstress compare: no significant regression beyond "
+				"--threshold %g%%\n", c->threshold);
+	return g.regressions ? 1 : 0;
 }
 
 static void print_table(struct cmp *c, struct cmp_verdict *vd)
@@ -835,7 +895,8 @@ static int usage(const char *msg)
 		"  --include-warmup  count the warm-up round as a sample too\n"
 		"  --force           compare reports of different scenarios, stressors or options\n"
 		"Exit: 0 compared (no regression beyond the threshold), 1 regression beyond it,\n"
-		"      2 usage error, unreadable or incomparable reports.\n");
+		"      2 usage error, unreadable or incomparable reports, or --threshold with\n"
+		"      nothing testable (reports of one sample: record them with --rounds N).\n");
 	return 0;
 }
 
@@ -961,19 +1022,7 @@ int pmd_compare_main(int argc, char **argv)
 	memset(vd, 0, sizeof(vd));
 	print_table(c, vd);
 	fflush(stdout);
-	rc = 0;
-	if (c->have_threshold) {
-		unsigned n = gate(c);
-
-		if (n)
-			fprintf(stderr, "pmdstress compare: %u significant regression%s beyond "
-					"--threshold %g%% (exit 1)\n", n, n == 1 ? "" : "s",
-				c->threshold);
-		else
-			fprintf(stderr, "pmdstress compare: no significant regression beyond "
-					"--threshold %g%%\n", c->threshold);
-		rc = n ? 1 : 0;
-	}
+	rc = c->have_threshold ? threshold_verdict(c) : 0;
 	cmp_free(c);
 	return rc;
 }

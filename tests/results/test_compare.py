@@ -3,7 +3,8 @@
 # timeout: 240
 """pmdstress compare on real reports: the table, n<2 for single runs, Welch
 significance over rounds, direction (higher/lower/none), the --threshold
-gate (exit 1 only for a significant change for the worse beyond it), warm-up
+gate (exit 1 only for a significant change for the worse beyond it; exit 2
+when nothing could be tested, a note when part could not), warm-up
 rounds left out, refusal of incomparable reports unless --force, and one
 clear line with exit 2 for every kind of broken file."""
 import copy
@@ -110,9 +111,14 @@ rate = [k for k, v in a1["stressors"][0]["counters"].items() if v["better"] == "
 check(rate and all(t[("fault", f"counters.{k}.per_s")][-1] == "-" for k in rate if k != "ops"),
       "'none' counters are listed, never marked")
 check("one run, no rounds (n=1)" in out, "the header says each file is one sample")
+# a gate over single runs could never fail: refused, and told how to fix it
 rc, out, err = compare(pa, pb, "--threshold", "0")
-check(rc == 0 and "no significant regression" in err,
-      f"single runs can never trip the gate: nothing is significant at n=1\n{err}")
+lines = err.strip().splitlines()
+check(rc == 2 and len(lines) == 1 and "--threshold 0%: no metric could be tested" in lines[0]
+      and "--rounds N (N >= 2)" in lines[0] and f"[A] {pa}" in lines[0]
+      and f"[B] {pb}" in lines[0] and "no significant regression" not in err,
+      f"--threshold over single runs: exit 2, one line naming both files and --rounds\n{err}")
+check("ops_per_s" in out, "the table is still printed")
 
 # ---- rounds: Welch's test, direction, the gate ------------------------------
 runs = [report(f"sample {i}") for i in range(4)]
@@ -209,6 +215,19 @@ rc, out, err = compare(pA, pS, pF)
 t = rows(out)
 check(rc == 0 and "[C]" in out and t[("fault", "ops_per_s")][-1] == "better" and
       t[("fault", "ops_per_s")][-5] == "worse", f"three reports: a column block each\n{out}")
+
+# part testable: the gate judges what it can and says, in one line, what it could not
+rc, out, err = compare(pA, pS, pb, "--threshold", "5")
+notes = [ln for ln in err.splitlines() if "could not be tested" in ln]
+t = rows(out)
+n_untested = sum(1 for v in t.values() if v[-1] == "n<2")
+check(rc == 1 and re.search(r"regression beyond 5%: fault ops_per_s -99\.00% in \[B\]", err),
+      f"rounds against rounds are still gated: exit 1 on the slowdown\n{err}")
+check(len(notes) == 1 and notes[0].startswith("pmdstress compare: note: --threshold 5%: ")
+      and f"{n_untested} of " in notes[0] and f"[C] {pb}" in notes[0] and f"[A] {pA}"
+      not in notes[0], f"one note: how many could not be tested, and which report ({notes})")
+rc, out, err = compare(pA, pA, "--threshold", "5")
+check(rc == 0 and "could not be tested" not in err, f"all testable: no note\n{err}")
 
 # ---- a real bench run, if bench mode works here -----------------------------
 r = run(base + ["--duration", "250ms", "--rounds", "2", "--hang-timeout", "5s"], timeout=90)
