@@ -1,16 +1,19 @@
 #!/usr/bin/env python3
 # labels: e2e results
-# timeout: 120
+# timeout: 180
 """--ktap: the results as the kselftest runner and KernelCI read them, checked
-by a real TAP consumer (Perl's prove): a clean run passes, an injected
-corruption fails exactly the "no corruption" check, a skipped stressor is
-"ok ... # SKIP reason", and '--ktap -' keeps stdout pure TAP."""
+by a real TAP consumer (Perl's prove): a clean run passes; an injected
+corruption, a hang, a SIGSEGV on a live chunk and (as root) a kernel splat
+each fail exactly their check, and prove fails that test; a skipped stressor
+is "ok ... # SKIP reason"; and
+'--ktap -' keeps stdout pure TAP."""
 import os
 import re
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 from pmdtest import PMDSTRESS, check, done, run, skip  # noqa: E402
 
@@ -21,6 +24,11 @@ if not PROVE:
 tmp = tempfile.mkdtemp(prefix="pmdktap-")
 base = ["--threads", "4", "--duration", "1s", "--size", "16M", "--progress", "off",
         "--stressors", "fault"]
+
+
+def lasting(duration, stressors="fault"):
+    """base with another duration and stressor list."""
+    return base[:3] + [duration] + base[4:-1] + [stressors]
 
 
 def prove(path):
@@ -89,6 +97,63 @@ check(re.search(r"^# LOST_WRITE at chunk 3 page 17 slot 2 ", text, re.M),
 rc, out = prove(tap)
 check(rc != 0 and "Failed test:  2" in out and "Result: FAIL" in out,
       f"prove fails the corrupted run on test 2 (no_corruption)\n{out}")
+
+
+
+def fails_only(tap_path, rc_want, check_name, rc, what):
+    """A failure path: pmdstress's exit status, KTAP well formed, exactly
+    @check_name 'not ok', and prove failing on that test's number."""
+    text = open(tap_path).read() if os.path.exists(tap_path) else ""
+    check(rc == rc_want, f"{what}: exit {rc_want} (got {rc})")
+    res = well_formed(text, what)
+    r = res.get(check_name)
+    check(r is not None and not r[0], f"{what}: '{check_name}' is not ok ({r})")
+    check(all(v[0] for k, v in res.items() if k != check_name),
+          f"{what}: every other check still passes or skips\n{text}")
+    out = prove(tap_path)[1]
+    check(r is not None and re.search(rf"Failed test:  {r[1]}\n", out) and "Result: FAIL" in out,
+          f"{what}: prove fails the run on test {r and r[1]} ({check_name})\n{out}")
+    return text
+
+
+# a hang (exit 4) fails exactly "no_hang", and the diagnostic says so
+tap = os.path.join(tmp, "hang.tap")
+r = run(lasting("60s") + ["--quiet", "--hang-timeout", "2s", "--inject", "hang:0:0:0:3",
+                          "--ktap", tap], timeout=60)
+text = fails_only(tap, 4, "no_hang", r.rc, "hang")
+check(re.search(r"^# 1 worker\(s\) stopped making progress$", text, re.M),
+      f"hang: a diagnostic before it says what\n{text}")
+
+# a SIGSEGV on a live chunk (exit 1) fails exactly "no_fault_on_live_chunk"
+tap = os.path.join(tmp, "segv.tap")
+r = run(lasting("30s") + ["--quiet", "--inject", "segv:2:5:0:2", "--ktap", tap],
+        timeout=60)
+text = fails_only(tap, 1, "no_fault_on_live_chunk", r.rc, "live fault")
+check(re.search(r"^# chunk 2 page 5 \(0x[0-9a-f]+\): SIGSEGV", text, re.M),
+      f"live fault: a diagnostic names the chunk, page and signal\n{text}")
+
+# a kernel splat (exit 3) fails exactly "no_kernel_splat": a real line in the
+# kernel log, written once the run has started (the monitor reads from there)
+if os.geteuid() == 0:
+    tap = os.path.join(tmp, "splat.tap")
+    series = os.path.join(tmp, "splat.jsonl")
+    p = subprocess.Popen([PMDSTRESS] + lasting("3s") +
+                         ["--quiet", "--interval", "100ms", "--jsonl", series, "--ktap", tap],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and p.poll() is None:
+        if os.path.exists(series) and open(series).read().count("\n") >= 2:
+            break
+        time.sleep(0.02)
+    splat = "BUG: Bad page map in process pmdktap  pte:8000000123456867 pmd:12345067"
+    with open("/dev/kmsg", "w") as k:
+        k.write("<1>pmdstress test_ktap: " + splat + "\n")
+    out, err = p.communicate(timeout=60)
+    text = fails_only(tap, 3, "no_kernel_splat", p.returncode, "splat")
+    check(re.search(r"^# bad page map: .*" + re.escape(splat), text, re.M),
+          f"splat: a diagnostic quotes the kernel's line\n{text}")
+else:
+    print("# SKIP splat check: writing into /dev/kmsg needs root")
 
 # '--ktap -': stdout is pure TAP, the text report and the verdict go to stderr
 p = subprocess.run([PMDSTRESS] + base + ["--ktap", "-"], capture_output=True, text=True,
