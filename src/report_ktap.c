@@ -3,7 +3,8 @@
  * KTAP results, the way kselftest.h prints them ("TAP version 13", a plan,
  * one "ok"/"not ok" line per check, "# Totals: ..."), so the kselftest
  * runner, KernelCI and any TAP consumer (prove) read a run's verdict check
- * by check: each stressor ran (or was skipped, with the reason), no data
+ * by check: each stressor ran (or was skipped, with the reason, or did no
+ * operation at all: a skip too, never a pass), no data
  * corruption, no SIGSEGV/SIGBUS on a live chunk, no kernel splat or new
  * taint, no hang, no internal error. Diagnostic lines ("# ...") before a
  * result say what was seen; the JSON report holds the rest.
@@ -122,7 +123,7 @@ static void stressor_checks(struct ktap *k, const struct pmd_run *run)
 	for (i = 0; i < run->nsinst; i++) {
 		const struct pmd_sinst *si = &run->sinst[i];
 		const struct pmd_totals *t = &run->totals[i];
-		char name[96];
+		char name[96], why[160];
 
 		snprintf(name, sizeof(name), "stressor_%s", si->st->name);
 		if (si->skipped) {
@@ -131,6 +132,18 @@ static void stressor_checks(struct ktap *k, const struct pmd_run *run)
 		}
 		diag(k, "%s: %u worker%s, %" PRIu64 " ops, %" PRIu64 " faults", si->st->name,
 		     si->nworkers, si->nworkers == 1 ? "" : "s", t->counter[0], t->faults);
+		/*
+		 * Ran but did nothing (a very short run, a paced partner whose
+		 * first turn never came): it tested nothing, so it is no pass,
+		 * and no failure either, the run was clean. Like kselftest mm's
+		 * "no THP obtained", a skip with the reason.
+		 */
+		if (!t->counter[0]) {
+			snprintf(why, sizeof(why), "ran %.2f s but did no operation (a short run or "
+				 "a low rate): it tested nothing", pmd_run_seconds(run));
+			skipped(k, name, why);
+			continue;
+		}
 		result(k, true, name);
 	}
 }

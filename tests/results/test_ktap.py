@@ -4,8 +4,8 @@
 """--ktap: the results as the kselftest runner and KernelCI read them, checked
 by a real TAP consumer (Perl's prove): a clean run passes; an injected
 corruption, a hang, a SIGSEGV on a live chunk and (as root) a kernel splat
-each fail exactly their check, and prove fails that test; a skipped stressor
-is "ok ... # SKIP reason"; and
+each fail exactly their check, and prove fails that test; a skipped stressor,
+and one that ran but did no operation, is "ok ... # SKIP reason"; and
 '--ktap -' keeps stdout pure TAP."""
 import os
 import re
@@ -154,6 +154,24 @@ if os.geteuid() == 0:
           f"splat: a diagnostic quotes the kernel's line\n{text}")
 else:
     print("# SKIP splat check: writing into /dev/kmsg needs root")
+
+# a stressor that ran but did no operation tested nothing: a skip, never a
+# pass, and no failure either (the run is clean). fork paced at 1/s takes its
+# first turn 1 s after the start, so a 0.5 s run gives it none.
+tap = os.path.join(tmp, "idle.tap")
+r = run(lasting("500ms", "fault,fork") + ["--fork-rate", "1", "--quiet", "--ktap", tap])
+check(r.rc == 0, f"idle partner: the run is clean, exit 0\n{r.show()}")
+check(r.stressor("fork") and r.stressor("fork")["ops"] == 0, "idle partner: fork did 0 ops")
+text = open(tap).read() if os.path.exists(tap) else ""
+res = well_formed(text, "idle")
+s = res.get("stressor_fork")
+check(s and s[0] and s[3] == "SKIP" and "did no operation" in s[4],
+      f"idle partner: 'ok N stressor_fork # SKIP ... did no operation ...' ({s})")
+check(res.get("stressor_fault", (False,))[0] and res["stressor_fault"][3] is None,
+      "idle partner: the busy fault stressor is still a plain ok")
+rc, out = prove(tap)
+check(rc == 0 and "Result: PASS" in out and "# SKIP ran " in out,
+      f"idle partner: prove passes and counts the skip\n{out}")
 
 # '--ktap -': stdout is pure TAP, the text report and the verdict go to stderr
 p = subprocess.run([PMDSTRESS] + base + ["--ktap", "-"], capture_output=True, text=True,
