@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # labels: e2e results
 # timeout: 180
+# serial: its fake splat reaches every reader of the kernel log
 """--ktap: the results as the kselftest runner and KernelCI read them, checked
 by a real TAP consumer (Perl's prove): a clean run passes; an injected
 corruption, a hang, a SIGSEGV on a live chunk and (as root) a kernel splat
