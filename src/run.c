@@ -450,8 +450,13 @@ static void main_loop(struct pmd_run *run, const sigset_t *set, char *why, size_
 	pmd_progress_init(&prog, run);
 	for (;;) {
 		uint64_t now = pmd_now_ns(), until = deadline < next ? deadline : next;
-		int sig;
+		int sig = __atomic_load_n(&run->stop_signal, __ATOMIC_ACQUIRE);
 
+		/* a signal the watcher took during start-up: the round ends by it at once */
+		if (sig) {
+			snprintf(why, whylen, "%s", strsignal(sig));
+			break;
+		}
 		if (now >= deadline) {
 			snprintf(why, whylen, "duration");
 			break;
@@ -523,7 +528,10 @@ static void solo_round(struct pmd_run *run, char *why, size_t whylen)
 	unsigned i;
 
 	solo_run = run;
-	solo_sig = 0;
+	/* one the watcher took during start-up is the first: the next exits at once */
+	solo_sig = __atomic_load_n(&run->stop_signal, __ATOMIC_ACQUIRE);
+	if (solo_sig)
+		request_stop(run);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = solo_handler;
 	sa.sa_flags = SA_RESTART;
@@ -966,6 +974,12 @@ int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 	if (!run)
 		return 5;
 	run->cfg = cfg;
+	/*
+	 * And they are taken at once: the main loop is far off (a start-up of
+	 * thousands of threads takes seconds), and a second Ctrl-C must exit
+	 * at any moment, not merge into the first one pending.
+	 */
+	pmd_sigwatch_start(&run->sigwatch, run, &set);
 	run->mon.kmsg_fd = -1;
 	run->pagemap_fd = run->kpageflags_fd = -1;
 	run->thp_share_end = -1;

@@ -55,7 +55,7 @@ struct pmd_run {
 	uint64_t start_ns;   /* spawning the workers and their setup, first round */
 	unsigned long long start_rss_before, start_rss_after;
 	int stop_signal;     /* atomic: the signal that stopped the run, or 0 */
-	struct pmd_sigwatch sigwatch; /* takes the signals once the main loop ended */
+	struct pmd_sigwatch sigwatch; /* takes the signals outside the main loop */
 	bool aborting;	     /* a monitor ended the run (hang, fault on a live chunk) */
 	char abort_reason[32];
 	struct pmd_monitor mon;

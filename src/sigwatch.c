@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The signal watcher of the phases after the main loop: see sigwatch.h. */
+/* The signal watcher of the phases outside the main loop: see sigwatch.h. */
 #include "sigwatch.h"
 
 #include "restore.h"
@@ -18,18 +18,23 @@ static void *sigwatch_main(void *arg)
 
 		if (sigwait(&w->set, &sig))
 			continue;
-		if (__atomic_load_n(&w->quit, __ATOMIC_ACQUIRE))
-			return NULL;
-		if (sig == SIGUSR1) /* a worker's wake-up for the main loop: not ours */
-			continue;
-		if (__atomic_load_n(&run->stop_signal, __ATOMIC_ACQUIRE)) {
+		/*
+		 * A SIGINT taken here is ours even when the stop request came
+		 * with it: returning without recording it would lose it.
+		 * SIGUSR1 is the stop request, or a worker's wake-up for the
+		 * main loop: not ours.
+		 */
+		if (sig != SIGUSR1 && __atomic_load_n(&run->stop_signal, __ATOMIC_ACQUIRE)) {
 			pmd_sigsafe_put("\npmdstress: another signal after the run stopped: "
-					"exiting at once\n");
+					"exiting at once, no report\n");
 			pmd_restore_all(); /* kernel settings a stressor changed */
 			_exit(128 + sig);
 		}
-		/* the first: the run ends by it once the report is out */
-		__atomic_store_n(&run->stop_signal, sig, __ATOMIC_RELEASE);
+		/* the first: the run ends by it (the main loop looks at it first) */
+		if (sig != SIGUSR1)
+			__atomic_store_n(&run->stop_signal, sig, __ATOMIC_RELEASE);
+		if (__atomic_load_n(&w->quit, __ATOMIC_ACQUIRE))
+			return NULL;
 	}
 }
 

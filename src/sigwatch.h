@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Signals after the workers stopped. The run blocks SIGINT, SIGTERM and
- * SIGHUP in every thread and the main loop takes them with sigtimedwait;
- * once the loop has ended (verify, teardown, the reports) nobody waited for
- * them, so a second Ctrl-C while the report blocked on a full pipe did
- * nothing. The watcher is a thread that waits for them in those phases: a
- * signal after one already stopped the run (or a second one here) exits at
- * once with the settings restored, as the second Ctrl-C does in the loop; a
- * first one is recorded so that the run ends by it after the report.
+ * Signals outside the main loop. The run blocks SIGINT, SIGTERM and SIGHUP
+ * in every thread and the main loop takes them with sigtimedwait; before it
+ * (thousands of threads being made, the setups, a bench round's
+ * change-over) and after it (verify, teardown, the reports) nobody waited
+ * for them: a second Ctrl-C merged into the one already pending, or did
+ * nothing while the report blocked on a full pipe. The watcher is a thread
+ * that waits for them in those phases: a signal after one already stopped
+ * the run exits at once with the settings restored, as the second Ctrl-C
+ * does in the loop; a first one is recorded in the run's stop_signal, and
+ * the main loop, given the signals back, ends the round at once by it.
  */
 #ifndef PMD_SIGWATCH_H
 #define PMD_SIGWATCH_H
