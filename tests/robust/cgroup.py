@@ -22,12 +22,15 @@ def _own_v1_path(controller):
 
 
 class Cgroup:
-    """Cgroup(controller) -> .path, .set(name, value), .preexec, .procs(), .remove()."""
+    """Cgroup(controller) -> .path (None: .why says why), .set(name, value), .preexec,
+    .procs(), .remove()."""
 
     def __init__(self, controller):
         self.controller = controller
         self.path = None
         self.v2 = False
+        self.why = f"no cgroup v2 root delegating {controller} at {V2}, and no v1 " \
+            f"{controller} hierarchy at {V1.get(controller, '(none)')}"
         name = f"pmdtest-{os.getpid()}-{controller}"
         try:
             with open(f"{V2}/cgroup.controllers") as f:
@@ -45,16 +48,16 @@ class Cgroup:
                 path = f"{V2}/{name}"
                 os.mkdir(path)
                 self.path, self.v2 = path, True
-            except OSError:
-                pass
+            except OSError as e:
+                self.why = f"cannot make {path}: {e.strerror}"
         if not self.path and os.path.isdir(V1.get(controller, "/nonexistent")):
             base = V1[controller] + _own_v1_path(controller)
             try:
                 path = os.path.join(base, name)
                 os.mkdir(path)
                 self.path = path
-            except OSError:
-                pass
+            except OSError as e:
+                self.why = f"cannot make {path}: {e.strerror}"
         if self.path:
             atexit.register(self.remove)
 

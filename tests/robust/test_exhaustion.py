@@ -8,7 +8,13 @@ memory (a memory cgroup smaller than the arena, and one that OOM-kills the
 run). Each must be said clearly on stderr, and the run must adapt (fewer
 workers, said loudly) or stop with exit 2/125 - never crash, hang, leave a
 process behind or leave a THP setting changed (the settings guardian puts
-them back even after the OOM killer's SIGKILL)."""
+them back even after the OOM killer's SIGKILL; as root the RLIMIT_AS sweep
+and the OOM case run the sysfs stressor, so there are settings to put back).
+
+A case the machine cannot make (no pids or memory cgroup can be created,
+no prlimit or setpriv) says so, with the reason, on stdout and stderr; if
+no case could run at all the test is skipped (exit 77)."""
+import contextlib
 import ctypes
 import json
 import os
@@ -23,7 +29,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "partners2"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pmdtest import PMDSTRESS, check, done, is_root  # noqa: E402
+from pmdtest import PMDSTRESS, check, done, is_root, skip  # noqa: E402
 from cgroup import Cgroup  # noqa: E402
 import thpsnap  # noqa: E402
 
@@ -32,6 +38,32 @@ check(libc.prctl(36, 1, 0, 0, 0) == 0, "the test is a child subreaper (PR_SET_CH
 tmp = tempfile.mkdtemp(prefix="pmd-exhaust-")
 QUIET = ["--progress", "off", "--quiet"]
 FATAL = ("Segmentation fault", "fatal SIG", "AddressSanitizer", "core dumped")
+SYSFS = is_root() and os.access(f"{thpsnap.THP}/enabled", os.W_OK)
+SYSFS_ARGS = ["--sysfs-values", "keep-thp", "--sysfs-rate", "200"]
+cases_ran, cases_skipped = [], []
+
+
+def case(name, why_not):
+    """Whether case @name runs; if it cannot (@why_not), say why, visibly."""
+    if why_not:
+        cases_skipped.append(f"{name}: {why_not}")
+        print(f"# SKIP {name}: {why_not}")
+        print(f"test_exhaustion: SKIP {name}: {why_not}", file=sys.stderr)
+        return False
+    cases_ran.append(name)
+    return True
+
+
+@contextlib.contextmanager
+def settings_kept(what, sysfs=False):
+    """Around a case: every THP sysfs file must read as before it. Under the
+    tests' THP lock, so that another test's churn is not taken for ours."""
+    with thpsnap.Guard() if sysfs else thpsnap.Lock():
+        before = thpsnap.read()
+        yield
+        after = thpsnap.read()
+        check(after == before, f"{what}: THP sysfs settings unchanged "
+              f"({thpsnap.diff(before, after) or 'same'})")
 
 
 def orphans():
@@ -97,22 +129,22 @@ def clean_exit(what, rc, err, allowed):
 
 # ---- threads ------------------------------------------------------------------------------
 pids = Cgroup("pids")
-if pids.path:
+NO_PIDS = None if pids.path else f"no pids cgroup can be made here ({pids.why})"
+if case("--threads 100000 under pids.max 300", NO_PIDS):
     pids.set_limit(300)
-    rc, out, err, doc, dt = run(["--threads", "100000", "--duration", "1s"],
-                                preexec=pids.preexec, timeout=300)
+    with settings_kept("--threads 100000 under pids.max 300"):
+        rc, out, err, doc, dt = run(["--threads", "100000", "--duration", "1s"],
+                                    preexec=pids.preexec, timeout=300)
     no_crash("--threads 100000 under pids.max 300", rc, err)
     m = re.search(r"only (\d+) of 100000 worker threads could be created", err)
     check(m and int(m.group(1)) < 300, f"--threads 100000: said loudly how many were made ({err.strip()[:300]!r})")
     clean_exit("--threads 100000 under pids.max 300", rc, err, {0})
     if doc:
-        ran = sum(s["workers"] for s in doc["stressors"] if s["status"] == "ran")
-        check(0 < ran < 300, f"--threads 100000: the report counts the {ran} workers that ran")
+        nran = sum(s["workers"] for s in doc["stressors"] if s["status"] == "ran")
+        check(0 < nran < 300, f"--threads 100000: the report counts the {nran} workers that ran")
         check(all(s["status"] == "ran" or s.get("reason") for s in doc["stressors"]),
               "every stressor left without a worker says why")
     check(pids.wait_empty(), "the pids cgroup is empty afterwards")
-else:
-    print("# SKIP no pids cgroup can be made here: the --threads 100000 case needs one")
 
 # RLIMIT_NPROC does not bind root: run as nobody when root, else as ourselves
 if is_root():
@@ -125,41 +157,56 @@ else:
     users = sum(1 for d in filter(str.isdigit, os.listdir("/proc"))
                 if os.path.exists(f"/proc/{d}") and os.stat(f"/proc/{d}").st_uid == os.getuid())
     prefix = ["prlimit", f"--nproc={users + 20}"]
-if shutil.which("prlimit") and (not is_root() or shutil.which("setpriv")):
-    rc, out, err, doc, dt = run(["--threads", "64", "--duration", "1s", "--size", "16M"],
-                                prefix=prefix, json_report=False)
+NO_PRLIMIT = None if shutil.which("prlimit") else "no prlimit(1) (util-linux) on PATH"
+if case("RLIMIT_NPROC", NO_PRLIMIT or (None if not is_root() or shutil.which("setpriv") else
+                                      "no setpriv(1) to run as nobody (RLIMIT_NPROC does not "
+                                      "bind root)")):
+    with settings_kept("RLIMIT_NPROC"):
+        rc, out, err, doc, dt = run(["--threads", "64", "--duration", "1s", "--size", "16M"],
+                                    prefix=prefix, json_report=False)
     no_crash("RLIMIT_NPROC", rc, err)
     check(re.search(r"only \d+ of 64 worker threads could be created", err),
           f"RLIMIT_NPROC: fewer threads, said loudly ({err.strip()[:300]!r})")
     clean_exit("RLIMIT_NPROC", rc, err, {0})
 
 # ---- address space --------------------------------------------------------------------------
-rc, out, err, doc, dt = run(["--size", "256M", "--duration", "1s"],
-                            prefix=["prlimit", f"--as={200 << 20}"], json_report=False)
-check(rc == 2 and "larger than RLIMIT_AS" in err and "256M" in err,
-      f"an arena above RLIMIT_AS: refused at config time, exit 2 ({err.strip()!r})")
-# just above the arena: the mapping, a thread stack or a histogram fails somewhere
-seen = set()
-for extra in (8, 16, 24, 28, 32, 40, 56, 80):
-    rc, out, err, doc, dt = run(["--size", "64M", "--threads", "16", "--duration", "700ms"],
-                                prefix=["prlimit", f"--as={(64 + extra) << 20}"], json_report=False)
-    no_crash(f"RLIMIT_AS = arena + {extra}M", rc, err)
-    check(rc in (0, 125), f"RLIMIT_AS = arena + {extra}M: exit {rc} ({err.strip()[-300:]!r})")
-    if rc == 125:
-        check(re.search(r"cannot (map|allocate)|out of resources", err),
-              f"RLIMIT_AS = arena + {extra}M: says what could not be had ({err.strip()!r})")
-    seen.add(rc)
-    check(not left_behind(), f"RLIMIT_AS = arena + {extra}M: no process left behind")
-print(f"# RLIMIT_AS sweep exits: {sorted(seen)}")
+if case("an arena above RLIMIT_AS", NO_PRLIMIT):
+    with settings_kept("an arena above RLIMIT_AS"):
+        rc, out, err, doc, dt = run(["--size", "256M", "--duration", "1s"],
+                                    prefix=["prlimit", f"--as={200 << 20}"], json_report=False)
+    check(rc == 2 and "larger than RLIMIT_AS" in err and "256M" in err,
+          f"an arena above RLIMIT_AS: refused at config time, exit 2 ({err.strip()!r})")
+# just above the arena: the mapping, a thread stack or a histogram fails somewhere; as
+# root with THP settings changing, which every way out must put back
+if case("RLIMIT_AS just above the arena", NO_PRLIMIT):
+    seen = set()
+    stressors = ["--stressors", "fault,sysfs"] + SYSFS_ARGS if SYSFS else []
+    for extra in (8, 16, 24, 28, 32, 40, 56, 80):
+        what = f"RLIMIT_AS = arena + {extra}M"
+        with settings_kept(what, sysfs=SYSFS):
+            rc, out, err, doc, dt = run(["--size", "64M", "--threads", "16",
+                                         "--duration", "700ms"] + stressors,
+                                        prefix=["prlimit", f"--as={(64 + extra) << 20}"],
+                                        json_report=False)
+            no_crash(what, rc, err)
+            check(rc in (0, 125), f"{what}: exit {rc} ({err.strip()[-300:]!r})")
+            if rc == 125:
+                check(re.search(r"cannot (map|allocate)|out of resources", err),
+                      f"{what}: says what could not be had ({err.strip()!r})")
+            seen.add(rc)
+            check(not left_behind(), f"{what}: no process left behind")
+    print(f"# RLIMIT_AS sweep exits: {sorted(seen)}"
+          f"{' (with the sysfs stressor)' if SYSFS else ''}")
 
 # ---- fork() returning EAGAIN ------------------------------------------------------------------
-if pids.path:
+if case("fork() EAGAIN under pids.max 13", NO_PIDS):
     # the run is 12 tasks: two engine threads, 8 workers and the 2 fork workers'
     # writer threads; one left for the 4 forking workers' children
     pids.set_limit(13)
-    rc, out, err, doc, dt = run(["--stressors", "fault,fork,exec", "--threads", "8",
-                                 "--fork-workers", "2", "--exec-workers", "2", "--duration", "2s",
-                                 "--size", "16M"], preexec=pids.preexec)
+    with settings_kept("fork() under pids.max 13"):
+        rc, out, err, doc, dt = run(["--stressors", "fault,fork,exec", "--threads", "8",
+                                     "--fork-workers", "2", "--exec-workers", "2",
+                                     "--duration", "2s", "--size", "16M"], preexec=pids.preexec)
     no_crash("fork() under pids.max 13", rc, err)
     check(dt < 60, f"fork() under pids.max 13: ended in {dt:.1f}s")
     texts = [e["text"] for e in (doc or {}).get("events", {}).get("kept", [])]
@@ -191,34 +238,32 @@ if pids.path:
 
 # ---- memory cgroup -----------------------------------------------------------------------------
 mem = Cgroup("memory")
-if not mem.path:
-    print("# SKIP no memory cgroup can be made here")
-else:
+NO_MEMCG = None if mem.path else f"no memory cgroup can be made here ({mem.why})"
+if case("an arena above the memory cgroup's limit", NO_MEMCG):
     mem.set_limit(64 << 20)
-    rc, out, err, doc, dt = run(["--size", "128M", "--duration", "1s"], preexec=mem.preexec,
-                                json_report=False)
+    with settings_kept("an arena above the memory cgroup's limit"):
+        rc, out, err, doc, dt = run(["--size", "128M", "--duration", "1s"],
+                                    preexec=mem.preexec, json_report=False)
     check(rc == 2 and "128M" in err and "64M" in err and mem.limit_file() in err,
           f"an arena above the cgroup's limit: refused, exit 2, naming both and the file "
           f"({err.strip()!r})")
     check(not left_behind() and mem.wait_empty(), "refused: nothing left in the cgroup")
 
-    # an arena that fits the limit, but not with the rest of the tool: the OOM killer
-    # comes; with the sysfs stressor changing THP settings (root) the guardian must
-    # put them back after the SIGKILL
-    sysfs = is_root() and os.access(f"{thpsnap.THP}/enabled", os.W_OK)
+# an arena that fits the limit, but not with the rest of the tool: the OOM killer
+# comes; with the sysfs stressor changing THP settings (root) the guardian must
+# put them back after the SIGKILL
+if case("OOM kill in a memory cgroup", NO_MEMCG):
     mem.set_limit(48 << 20)
     args = ["--size", "46M", "--threads", "6", "--duration", "6s", "--fault-chunks", "0",
-            "--stressors", "fault,fork" + (",sysfs" if sysfs else "")]
-    if sysfs:
-        args += ["--sysfs-values", "keep-thp", "--sysfs-rate", "200"]
-    with thpsnap.Guard() if sysfs else thpsnap.Lock() as _:
-        before = thpsnap.read()
+            "--stressors", "fault,fork" + (",sysfs" if SYSFS else "")]
+    if SYSFS:
+        args += SYSFS_ARGS
+    with settings_kept("arena near the cgroup's limit, OOM kill or not", sysfs=SYSFS):
         kills0 = mem.oom_kills()
         rc, out, err, doc, dt = run(args, preexec=mem.preexec, json_report=False, timeout=120)
         time.sleep(0.5)
         alive = left_behind(5.0)
         check(mem.wait_empty(10.0), "after the run: nothing left in the memory cgroup")
-        after = thpsnap.read()
     killed = rc == -signal.SIGKILL
     print(f"# memory cgroup 48M, arena 46M: exit {rc}, OOM kills {mem.oom_kills() - kills0}")
     check(rc in (0, 2, 125) or killed, f"arena near the cgroup's limit: exit {rc} "
@@ -227,12 +272,16 @@ else:
     # with it) and the guardian come to us as zombies, which is no fault of its
     running = [a for a in alive if a[1] != "Z"] if killed else alive
     check(not running, f"arena near the cgroup's limit: no process left behind ({alive})")
-    check(after == before, f"THP settings as before the run, OOM kill or not "
-          f"({thpsnap.diff(before, after) or 'same'})")
-    if killed and sysfs:
+    if killed and SYSFS:
         check("pmdstress guardian:" in err and "put back" in err,
               f"the guardian said it put the settings back ({err.strip()[-300:]!r})")
+if mem.path:
     mem.remove()
 
 shutil.rmtree(tmp, ignore_errors=True)
+print(f"# cases run: {len(cases_ran)} of {len(cases_ran) + len(cases_skipped)}")
+if cases_skipped:
+    print(f"# skipped: {'; '.join(cases_skipped)}")
+if not cases_ran:
+    skip(f"no exhaustion case could run here: {'; '.join(cases_skipped)}")
 done()
