@@ -6,8 +6,16 @@ touched reads exactly as before (byte for byte) after a normal end, SIGINT
 and SIGTERM (restored, reported, then re-raised), a double SIGINT (the
 immediate exit), SIGQUIT and a worker's crash
 (invalid store, stack overflow, abort). Each path first sees the files
-change while pmdstress runs, so a run that never wrote cannot pass."""
+change while pmdstress runs, so a run that never wrote cannot pass.
+
+The guardian process (src/restore_guard.c) puts the files back whenever
+pmdstress ends without having done so, so "the files read as before" alone
+would pass with the in-process restore broken. On every path above
+pmdstress must say it restored them itself and the guardian must say
+nothing; after a SIGKILL, the one way out pmdstress cannot see, the
+guardian must say it put them all back, naming the pid."""
 import os
+import re
 import resource
 import signal
 import subprocess
@@ -55,6 +63,15 @@ def same_as(baseline, what):
                  f"{what}: every touched file reads as before ({thpsnap.diff(baseline, now) or 'same'})")
 
 
+def by_itself(err, what):
+    """pmdstress's own restore ran (restore.c's line), and the guardian had nothing to do."""
+    own = re.search(r"^pmdstress: restored \d+ kernel settings? to the values before the run$",
+                    err, re.M)
+    return check(own and "pmdstress guardian:" not in err,
+                 f"{what}: pmdstress restored the settings itself, not its guardian "
+                 f"({err.strip()[-400:]!r})")
+
+
 def signal_path(baseline, sigs, name, expect_rc, extra=(), gap=0.3):
     p = spawn(["--duration", "60s"] + list(extra))
     changed = watch(p, baseline)
@@ -71,7 +88,9 @@ def signal_path(baseline, sigs, name, expect_rc, extra=(), gap=0.3):
         out, err = p.communicate()
     check(p.returncode == expect_rc, f"{name}: exit {p.returncode}, expected {expect_rc}\n{err[-800:]}")
     same_as(baseline, name)
-    return err
+    if expect_rc != -signal.SIGKILL:
+        by_itself(err, name)
+    return err, p.pid
 
 
 with thpsnap.Guard() as baseline:
@@ -84,19 +103,18 @@ with thpsnap.Guard() as baseline:
     check(r.counter("sysfs", "ops") and r.counter("sysfs", "ops") > 50,
           f"normal end: sysfs wrote ({r.counter('sysfs', 'ops')} writes)")
     check(r.counter("sysfs", "failed") == 0, "normal end: the kernel took every value it offered")
-    check("restored" in r.err and "kernel settings" in r.err,
-          f"normal end: stderr says what was restored ({r.err.strip()[-200:]!r})")
+    by_itself(r.err, "normal end")
     same_as(baseline, "normal end")
 
     # 2, 3. a clean stop on SIGINT and on SIGTERM: restore, report, then re-raise
-    err = signal_path(baseline, [signal.SIGINT], "SIGINT", -signal.SIGINT)
+    err, _ = signal_path(baseline, [signal.SIGINT], "SIGINT", -signal.SIGINT)
     check("restored" in err and "ending by the signal" in err,
           f"SIGINT: restored, then ended by the signal ({err.strip()[-300:]!r})")
     signal_path(baseline, [signal.SIGTERM], "SIGTERM", -signal.SIGTERM)
 
     # 4. the second SIGINT exits at once: the sysfs worker keeps writing after
     # the stop (--sysfs-linger), so the first stop is still under way
-    err = signal_path(baseline, [signal.SIGINT, signal.SIGINT], "double SIGINT", 128 + signal.SIGINT,
+    err, _ = signal_path(baseline, [signal.SIGINT, signal.SIGINT], "double SIGINT", 128 + signal.SIGINT,
                       extra=["--sysfs-linger", "20s"])
     check("second Interrupt" in err, f"double SIGINT: took the immediate exit ({err.strip()[-200:]!r})")
 
@@ -117,4 +135,15 @@ with thpsnap.Guard() as baseline:
         check(f"fatal {sig.name}" in err and "kernel settings restored" in err,
               f"crash {kind}: the handler said so ({err.strip()[-300:]!r})")
         same_as(baseline, f"crash {kind}")
+        by_itself(err, f"crash {kind}")
+
+    # 7. SIGKILL: no handler runs, the guardian sees the socket close and puts them back
+    # (it holds the stderr pipe too, so its line is in err once communicate() returns)
+    err, pid = signal_path(baseline, [signal.SIGKILL], "SIGKILL", -signal.SIGKILL)
+    m = re.search(r"^pmdstress guardian: pmdstress \(pid (\d+)\) ended without restoring; "
+                  r"put back (\d+) of (\d+) kernel settings$", err, re.M)
+    check(m and int(m.group(1)) == pid and m.group(2) == m.group(3) and int(m.group(2)) > 0,
+          f"SIGKILL: the guardian put every setting back, naming the run's pid "
+          f"({err.strip()[-400:]!r})")
+    check("pmdstress: restored" not in err, "SIGKILL: pmdstress itself had no chance to restore")
 done()
