@@ -228,10 +228,12 @@ int pmd_inject_parse(const char *text, unsigned nchunks, struct pmd_inject *inj,
 		inj->kind = PMD_INJECT_SEGV;
 	if (tok && !strcmp(tok, "sigbus"))
 		inj->kind = PMD_INJECT_SIGBUS;
+	if (tok && !strcmp(tok, "zap"))
+		inj->kind = PMD_INJECT_ZAP;
 	if (inj->kind == PMD_INJECT_NONE) {
 		snprintf(err, errlen, "--inject: invalid value '%s' (expected lost_write, stale, "
-				      "foreign, nonzero_after_zap, cow_leak, hang, segv or sigbus, "
-				      "then :chunk:page:slot:after:pages)", text);
+				      "foreign, nonzero_after_zap, cow_leak, hang, segv, sigbus or "
+				      "zap, then :chunk:page:slot:after:pages)", text);
 		return -EINVAL;
 	}
 	while ((tok = strtok_r(NULL, ":", &save)) && n < 5) {

@@ -437,6 +437,45 @@ static bool verify_before(struct pmd_worker *w, struct pmd_chunk *c)
 	return !bad;
 }
 
+/*
+ * Test only (--inject zap:chunk:page:slot): once, right after an op on held
+ * chunk @chunk whose range covers @page, make the mistake a kernel could
+ * make there, in @slot of that page: the old data outliving a zap
+ * (MADV_DONTNEED of private memory, a remap: NONZERO_AFTER_ZAP), an older
+ * generation's data where MADV_FREE leaves zero or the data (STALE), a zero
+ * where the data must stay (MADV_COLD, MADV_PAGEOUT, MADV_DONTNEED of
+ * shmem: LOST_WRITE). The value comes from the op kind, not from what
+ * hold_op() recorded, so verify_held() catching it proves the record right.
+ */
+static void inject_after_op(struct pmd_worker *w, struct pmd_chunk *c, unsigned k,
+			    struct zrange r)
+{
+	const struct pmd_inject *inj = pmd_inject_get(w->si->run);
+	const struct pmd_arena *a = w->si->arena;
+	uint32_t lpage = c->index * (uint32_t)PMD_CHUNK_PAGES + inj->page;
+	uint32_t gen = __atomic_load_n(&c->gen, __ATOMIC_RELAXED);
+	uint64_t v = 0;
+	char *addr;
+
+	/* a slot that held a stamp before the op, so that each mistake reads as one */
+	if (inj->kind != PMD_INJECT_ZAP || inj->chunk != c->index || inj->page < r.lo ||
+	    inj->page >= r.hi || inj->slot >= c->nslots || pmd_mask_test(c->skipped, inj->slot))
+		return;
+	if ((k == K_DONTNEED && !a->shared) || k == K_REMAP)
+		v = pmd_stamp(a->tag_key, c->domain, lpage, gen, inj->slot);
+	else if (k == K_FREE)
+		v = pmd_stamp(a->tag_key, c->domain, lpage, gen > 1 ? gen - 1 : PMD_GEN_MAX,
+			      inj->slot);
+	addr = pmd_chunk_enter(c);
+	if (!addr)
+		return;
+	if (pmd_inject_claim(w->si->run)) {
+		pmd_store(pmd_page_slot(addr, inj->page, inj->slot), v);
+		pmd_chunk_log(c, pmd_now_ns(), PMD_OP_INJECT, w->id, inj->page);
+	}
+	pmd_chunk_exit(c);
+}
+
 static void hold_op(struct pmd_worker *w, unsigned k, struct zrange r)
 {
 	struct pmd_arena *a = w->si->arena;
@@ -480,8 +519,10 @@ static void hold_op(struct pmd_worker *w, unsigned k, struct zrange r)
 	}
 	pmd_chunk_log(c, pmd_now_ns(), is_whole(r) ? kinds[k].op_whole : kinds[k].op_sub, w->id,
 		      range_arg(r));
-	if (!rc)
+	if (!rc) {
 		count_op(w, k, r, ns);
+		inject_after_op(w, c, k, r);
+	}
 	verify_held(w, c);
 	pmd_chunk_release(c, PMD_CHUNK_IDLE);
 }

@@ -186,6 +186,7 @@ enum pmd_inject_kind {
 	PMD_INJECT_HANG,    /* one worker blocks in the kernel for good */
 	PMD_INJECT_SEGV,    /* one page of a live chunk becomes PROT_NONE under the workers */
 	PMD_INJECT_SIGBUS,  /* ...or a page of a file truncated to nothing (SIGBUS) */
+	PMD_INJECT_ZAP,	    /* after a zap op on a held chunk: what that op must not leave */
 };
 
 struct pmd_inject {

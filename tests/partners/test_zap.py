@@ -5,8 +5,12 @@
 storm: every op kind runs, on whole chunks and subranges, both racing rounds
 and on held chunks it verifies at once; kinds the kernel refuses on the
 arena (MADV_FREE on MAP_SHARED) are skipped and counted by name; the
-verifier stays clean; bad options are rejected; and the checker still
-catches corruption while zaps race the rounds."""
+verifier stays clean; bad options are rejected; the checker still
+catches corruption while zaps race the rounds; and the verifier enforces
+what each op must leave on a held chunk (zeros after MADV_DONTNEED and a
+remap, the data after MADV_COLD/PAGEOUT and after MADV_DONTNEED of shmem,
+zero or the data after MADV_FREE): --inject zap makes, right after one op,
+the mistake a kernel could make there, and it must be caught."""
 import os
 import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
@@ -102,4 +106,45 @@ check(r.rc == 1 and r.doc["events"]["by_class"]["FOREIGN"] == 1,
 ev = [e for e in r.events() if e.get("class") == "FOREIGN"]
 check(len(ev) == 1 and (ev[0]["chunk"], ev[0]["page"], ev[0]["slot"]) == (3, 17, 2),
       "the event names chunk 3 page 17 slot 2")
+
+# What each op must leave, enforced: held chunks only (race 0), one op kind at a time.
+# After the op on chunk 3, slot 1 of page 17 gets what that op must not leave there.
+CHUNK, PAGE, SLOT = 3, 17, 1
+CASES = [  # (kind, extra options, the class that must be caught, what was injected)
+    ("dontneed", [], "NONZERO_AFTER_ZAP", "the old data survived the zap"),
+    ("dontneed", ["--zap-whole", "0", "--zap-pages", "256", "--zap-align", "range"],
+     "NONZERO_AFTER_ZAP", "the old data survived a subrange zap"),
+    ("remap", [], "NONZERO_AFTER_ZAP", "the old page is still mapped after the remap"),
+    ("remap", ["--zap-whole", "0", "--zap-pages", "256", "--zap-align", "range"],
+     "NONZERO_AFTER_ZAP", "the old page is still mapped after a subrange remap"),
+    ("free", [], "STALE", "an older generation, neither zero nor the data"),
+    ("cold", [], "LOST_WRITE", "the data must stay: a zero"),
+    ("pageout", [], "LOST_WRITE", "the data must stay: a zero"),
+    ("dontneed", ["--shared"], "LOST_WRITE", "shmem keeps its pages: a zero"),
+]
+OPS = {"dontneed": ("zap-dontneed", "dontneed-sub"), "remap": ("zap-remap", "munmap-sub"),
+       "free": ("madv-free",), "cold": ("madv-cold",), "pageout": ("madv-pageout",)}
+held = base + ["--seed", "7", "--threads", "4", "--zap-race", "0"]
+for kind, extra, cls, what in CASES:
+    name = f"{kind}{' ' + ' '.join(extra) if extra else ''}"
+    weights = [f"--zap-{k}={int(k == kind)}" for k in KINDS]
+    if "--zap-whole" not in extra:
+        extra = extra + ["--zap-whole", "100"]
+    r = run(held + weights + extra + ["--inject", f"zap:{CHUNK}:{PAGE}:{SLOT}"])
+    d = r.doc or {"events": {"by_class": {}, "total": -1}}
+    check(r.rc == 1 and d["events"]["total"] == 1 and d["events"]["by_class"].get(cls) == 1,
+          f"after {name}: {what}: exit 1, one {cls} ({d['events']['by_class']})\n{r.show()}")
+    ev = [e for e in r.events() if e.get("class") == cls]
+    if not check(len(ev) == 1, f"after {name}: the event is kept"):
+        continue
+    e = ev[0]
+    offset = CHUNK * 2 * 1024 * 1024 + PAGE * 4096 + SLOT * 8
+    check(e["stressor"] == "zap" and (e["chunk"], e["page"], e["slot"]) == (CHUNK, PAGE, SLOT) and
+          int(e["address"], 16) == int(d["arena"]["base"], 16) + offset,
+          f"after {name}: zap's verify names chunk/page/slot {CHUNK}/{PAGE}/{SLOT} and the address "
+          f"(arena base + {offset:#x}): {e['stressor']} {e['chunk']}/{e['page']}/{e['slot']} "
+          f"{e['address']}")
+    ring = [o["op"] for o in e["op_ring"]]
+    check(len(ring) >= 2 and ring[-1] == "inject" and ring[-2] in OPS[kind],
+          f"after {name}: the chunk's ring shows the op, then the injection ({ring[-4:]})")
 done()
