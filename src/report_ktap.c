@@ -221,7 +221,7 @@ static void write_ktap(FILE *out, const struct pmd_run *run)
 	run_check(&k, run, ran, "no_fault_on_live_chunk", ev[PMD_EV_SIGNAL],
 		  "SIGSEGV/SIGBUS on a live arena chunk", PMD_EV_SIGNAL, PMD_EV_SIGNAL);
 	run_check(&k, run, ran, "no_misplaced_page", ev[PMD_EV_MISPLACED],
-		  "page(s) off the node move_pages said it put them on", PMD_EV_MISPLACED,
+		  "held chunk(s) off the node the kernel said it moved them to", PMD_EV_MISPLACED,
 		  PMD_EV_MISPLACED);
 	splat_check(&k, run, ran);
 	run_check(&k, run, ran, "no_hang", ev[PMD_EV_HANG], "worker(s) stopped making progress",

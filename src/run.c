@@ -681,10 +681,11 @@ static void decide_verdict(struct pmd_run *run)
 		/* the data is intact, but the kernel did not do what it said it did */
 		run->exit_code = 1;
 		run->status = "misplaced";
-		snprintf(run->verdict, sizeof(run->verdict), "%llu page%s off the node move_pages "
-							     "said it put them on",
+		snprintf(run->verdict, sizeof(run->verdict),
+			 "%llu held chunk%s found off the node the kernel said it moved %s to",
 			 (unsigned long long)run->ev_count[PMD_EV_MISPLACED],
-			 run->ev_count[PMD_EV_MISPLACED] == 1 ? "" : "s");
+			 run->ev_count[PMD_EV_MISPLACED] == 1 ? "" : "s",
+			 run->ev_count[PMD_EV_MISPLACED] == 1 ? "it" : "them");
 	} else if (run->ev_count[PMD_EV_KERNEL_LOG] || run->ev_count[PMD_EV_TAINT]) {
 		run->exit_code = 3;
 		run->status = "kernel";

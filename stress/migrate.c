@@ -38,17 +38,39 @@
  * got there first (counted, not an error). Lost data shows as LOST_WRITE,
  * STALE or FOREIGN from the storm's verifier, or from the held chunks'.
  *
- * A held chunk is where "elsewhere" is not a race: when move_pages said it
- * moved a page there (status == target) and the query right after finds it
- * on another node, while no other migration call of this stressor was on
- * the chunk (of any of its workers) and NUMA balancing and demotion are
- * off, the kernel said something that is not so: one error event per op,
- * naming the chunk, page and both nodes (see check_held_placement()).
+ * A held chunk is where "elsewhere" is not a race: no fault, zap or remap
+ * touches it, so when the kernel said it put a page on the target node and
+ * the query right after finds it on another, the kernel said something that
+ * is not so: a "misplaced" event (exit 1), one per op, naming the chunk,
+ * page and both nodes. The kernel says it two ways. move_pages answers per
+ * page: status == target is "moved" (a page it did not get to keeps a value
+ * it never writes, see STATUS_UNSET); a shared page (the fork stressor's
+ * child) is -EACCES, busy is -EBUSY, and those are refusals, not misplaced.
+ * mbind(MPOL_MF_MOVE | MPOL_MF_STRICT) answers for the whole range: 0 says
+ * every page it chose to move is on the node (one it could not isolate or
+ * move is EIO), but it skips a page mapped by another process without a
+ * word, so its check needs every page present and mapped by this process
+ * alone before the call (pagemap) and after it, and no fork or clone in
+ * between (the last PID did not move). For both, other movers must have
+ * stayed out: no other migration call of this stressor on the chunk (any
+ * worker, see call_begin()), no collapse (khugepaged and MADV_COLLAPSE
+ * choose the huge page's node from a scan that may predate the move, so a
+ * chunk that became PMD-mapped is not judged), NUMA balancing and demotion
+ * off. Compaction stays within a node; reclaim makes a page absent.
+ *
+ * Not checked: where the pages of a chunk a round is writing end up (a
+ * racing fault allocates by the policy, a zap frees: counted only), and
+ * migrate_pages(2) of the process. That one has no MPOL_MF_STRICT: a page it
+ * cannot isolate (compaction or reclaim has it off the LRU for a moment) is
+ * skipped without a word, and its return counts only pages that failed
+ * after isolation, so a page it left behind cannot be told from one it
+ * lost; its refusals are counted, its data is checked by the verifiers.
  */
 #include <pmdstress/stressor.h>
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pmdstress/numasys.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,6 +80,11 @@
 #define SCAN_MAX 4096u	    /* chunks looked at for a round to race */
 #define NODEMASK_BITS 1024u /* get_mempolicy wants room for every possible node */
 #define LONG_BITS (8 * sizeof(unsigned long))
+/* move_pages writes no status for pages it did not get to (a batch failed): this stays */
+#define STATUS_UNSET INT_MIN
+/* /proc/self/pagemap (Documentation/admin-guide/mm/pagemap.rst) */
+#define PM_PRESENT (1ull << 63)
+#define PM_EXCLUSIVE (1ull << 56) /* mapped by this process only (Linux 4.2) */
 
 enum { KIND_PAGES, KIND_CHUNK, KIND_MBIND, KIND_PROCESS, KIND_HELD, KIND_HEADS, KIND_COUNT };
 
@@ -66,6 +93,7 @@ struct migrate_opts {
 	uint64_t weight[KIND_COUNT];
 	uint64_t set;
 	uint64_t race;
+	uint64_t held_mbind;
 };
 
 #define O(f) offsetof(struct migrate_opts, f)
@@ -83,6 +111,9 @@ static const struct pmd_option migrate_options[] = {
 	  "weight of migrate_pages of the whole process to one node" },
 	{ "held", PMD_OPT_UINT, O(weight[KIND_HELD]), "8", 0, 1000, NULL,
 	  "weight of claiming an idle chunk, moving it whole and verifying it at once" },
+	{ "held-mbind", PMD_OPT_UINT, O(held_mbind), "50", 0, 100, NULL,
+	  "percent of held moves made with mbind MPOL_BIND + MPOL_MF_MOVE | MPOL_MF_STRICT "
+	  "instead of move_pages (then the arena's policy is set back)" },
 	{ "heads", PMD_OPT_UINT, O(weight[KIND_HEADS]), "0", 0, 1000, NULL,
 	  "weight of one move_pages of the first page of every chunk: the huge pages move "
 	  "whole, and are all PMD migration entries at once while the batch is copied "
@@ -171,8 +202,21 @@ struct migrate_worker {
 	int nodes[PMD_CHUNK_PAGES];
 	int status[PMD_CHUNK_PAGES];
 	struct pmd_chunk *heads[PMD_CHUNK_PAGES]; /* whose first page pages[i] is (heads) */
-	uint64_t moved[PMD_CHUNK_PAGES / 64];	  /* held: move_pages said pages[i] is on target */
+	uint64_t moved[PMD_CHUNK_PAGES / 64];	  /* held: the kernel said pages[i] is on target */
+	uint64_t pm[PMD_CHUNK_PAGES];		  /* held: the chunk's pagemap entries */
+	int pagemap_fd;
 	unsigned process_turn;
+};
+
+/*
+ * What else could move a held chunk's pages than the call: read before it,
+ * and after the query, by watch_begin() and check_held_placement().
+ */
+struct held_watch {
+	bool alone;		/* no other migration call was on the chunk at the start */
+	bool exclusive;		/* mbind: every page present and mapped here alone */
+	long last_pid;		/* mbind: a fork meanwhile would share the pages */
+	enum pmd_thp_state thp; /* a collapse makes a chunk PMD-mapped */
 };
 
 /* ---- nodes ------------------------------------------------------------------ */
@@ -239,7 +283,10 @@ static void count_placement(struct pmd_worker *w, struct migrate_worker *mw, uns
 	pmd_count(w, M_ABSENT, absent);
 }
 
-/* move_pages' per-page answers: the ones it could not move (absent is not a refusal). */
+/*
+ * move_pages' per-page answers: the ones it could not move (absent is not a
+ * refusal; a page it did not get to, STATUS_UNSET, is).
+ */
 static void count_refused(struct pmd_worker *w, struct migrate_worker *mw, unsigned n)
 {
 	uint64_t refused = 0;
@@ -331,6 +378,76 @@ static bool knob_off(const char *path)
 	return n > 0 && (buf[0] == '0' || !strncmp(buf, "false", 5));
 }
 
+/* Every page of the chunk at @addr present and mapped by this process alone (pagemap). */
+static bool chunk_exclusive(struct migrate_worker *mw, const char *addr)
+{
+	off_t at = (off_t)(((uintptr_t)addr >> PMD_PAGE_SHIFT) * sizeof(mw->pm[0]));
+	unsigned i;
+
+	if (mw->pagemap_fd < 0 ||
+	    pread(mw->pagemap_fd, mw->pm, sizeof(mw->pm), at) != (ssize_t)sizeof(mw->pm))
+		return false;
+	for (i = 0; i < PMD_CHUNK_PAGES; i++)
+		if ((mw->pm[i] & (PM_PRESENT | PM_EXCLUSIVE)) != (PM_PRESENT | PM_EXCLUSIVE))
+			return false;
+	return true;
+}
+
+/*
+ * The PID the kernel handed out last (/proc/loadavg's last field), or -1:
+ * every fork and every thread moves it, so an unchanged value means no new
+ * process shared this one's pages in between.
+ */
+static long last_pid(void)
+{
+	char buf[128], *p;
+	int fd = open("/proc/loadavg", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = '\0';
+	p = strrchr(buf, ' ');
+	return p ? strtol(p + 1, NULL, 10) : -1;
+}
+
+/*
+ * Before a held chunk's move. The order matters for mbind: the last PID is
+ * read before the pagemap, so a fork that shared the pages after the
+ * pagemap said "alone" has a PID the second reading sees, or (if its PID
+ * comes later) has not run yet and still shares them when the pagemap is
+ * read again. A fork that fails between copying the page tables and
+ * getting its PID (ENOMEM) could slip through; nothing else can.
+ */
+static void watch_begin(struct pmd_worker *w, struct migrate_priv *mp, struct migrate_worker *mw,
+			struct pmd_chunk *c, const char *addr, bool mbind, struct held_watch *hw)
+{
+	hw->last_pid = mbind ? last_pid() : 0;
+	hw->exclusive = !mbind || chunk_exclusive(mw, addr);
+	hw->thp = pmd_thp_probe(w->si->run, c, NULL);
+	hw->alone = check_begin(w, mp, c);
+}
+
+/* After the query: nothing but the call itself can have moved the chunk's pages. */
+static bool watch_quiet(struct pmd_worker *w, struct migrate_worker *mw, struct pmd_chunk *c,
+			const char *addr, bool mbind, const struct held_watch *hw)
+{
+	enum pmd_thp_state thp = pmd_thp_probe(w->si->run, c, NULL);
+
+	/* a PTE-mapped chunk that is PMD-mapped now was collapsed meanwhile */
+	if (hw->thp == PMD_THPS_UNKNOWN || thp == PMD_THPS_UNKNOWN ||
+	    (thp == PMD_THPS_THP && hw->thp != PMD_THPS_THP))
+		return false;
+	if (mbind && (!chunk_exclusive(mw, addr) || hw->last_pid < 0 || last_pid() != hw->last_pid))
+		return false;
+	return knob_off("/proc/sys/kernel/numa_balancing") &&
+	       knob_off("/sys/kernel/mm/numa/demotion_enabled");
+}
+
 /* ---- choosing a chunk ---------------------------------------------------------- */
 
 /* A chunk a round is writing (if asked and there is one), else any chunk. */
@@ -388,48 +505,28 @@ static void page_set(struct pmd_worker *w, struct migrate_worker *mw, char *addr
 		mw->pages[k] = addr + ((size_t)p << PMD_PAGE_SHIFT);
 }
 
-/*
- * Held chunk @c was just moved to @target: move_pages' answers are in
- * mw->status. Remember which pages it said are on @target, and whether
- * they are most of the present ones: a collapse of the range puts its huge
- * page on the node most of them are on, which must then be @target. (Some
- * refusals are normal: moving a PMD-mapped THP, 6.1 answers -EBUSY for its
- * second page, isolated with the head, and @target for the rest.)
- */
-static bool held_moved(struct migrate_worker *mw, unsigned n, int target)
+/* Held chunk just moved by move_pages: remember the pages it said are on @target. */
+static void held_moved(struct migrate_worker *mw, unsigned n, int target)
 {
-	unsigned i, moved = 0, present = 0;
+	unsigned i;
 
 	memset(mw->moved, 0, sizeof(mw->moved));
-	for (i = 0; i < n; i++) {
-		if (mw->status[i] == -ENOENT || mw->status[i] == -EFAULT)
-			continue;
-		present++;
-		if (mw->status[i] == target) {
+	for (i = 0; i < n; i++)
+		if (mw->status[i] == target)
 			mw->moved[i / 64] |= 1ull << (i % 64);
-			moved++;
-		}
-	}
-	return 2 * moved > present;
 }
 
 /*
- * The query right after (mw->status now) against what move_pages said. A
- * page it put on @target that is on another node now was moved again, and
- * here nothing may do that: the chunk is held (the storm, zap and split
- * leave it alone; the fork stressor's children may share it, but shared
- * pages are refused, not moved), no other migration call of this stressor
- * was on it (check_begin() to check_end()), and with most present pages on
- * @target a collapse (MADV_COLLAPSE, khugepaged) allocates its huge page
- * there too. What is left is NUMA balancing and demotion to a slower tier,
- * read here, once a page is found elsewhere (a setting flipped on and off
- * again within the op would fool it; nothing in a run does). Compaction
- * stays within the node; reclaim makes a page absent, never elsewhere. So:
- * the kernel said moved, and the page is elsewhere. One event per op (exit 1).
+ * The query right after (mw->status now) against what the kernel said
+ * (mw->moved): a page it put on @target that is on another node, with
+ * nothing else that could have moved it (see the opening comment), is one
+ * event per op (exit 1). Ends the check_begin() of watch_begin().
  */
-static void check_held_placement(struct pmd_worker *w, struct migrate_worker *mw,
-				 struct pmd_chunk *c, unsigned n, int target)
+static void check_held_placement(struct pmd_worker *w, struct migrate_priv *mp,
+				 struct migrate_worker *mw, struct pmd_chunk *c, const char *addr,
+				 unsigned n, int target, bool mbind, const struct held_watch *hw)
 {
+	bool untouched = check_end(w, mp);
 	unsigned i, wrong = 0, first = 0;
 	struct pmd_event ev;
 	uint64_t pfn = 0;
@@ -438,8 +535,8 @@ static void check_held_placement(struct pmd_worker *w, struct migrate_worker *mw
 		if ((mw->moved[i / 64] >> (i % 64) & 1) && mw->status[i] >= 0 &&
 		    mw->status[i] != target && !wrong++)
 			first = i;
-	if (!wrong || !knob_off("/proc/sys/kernel/numa_balancing") ||
-	    !knob_off("/sys/kernel/mm/numa/demotion_enabled"))
+	if (!wrong || !untouched || !hw->alone || !hw->exclusive ||
+	    !watch_quiet(w, mw, c, addr, mbind, hw))
 		return;
 	memset(&ev, 0, sizeof(ev));
 	ev.kind = PMD_EV_MISPLACED;
@@ -452,29 +549,32 @@ static void check_held_placement(struct pmd_worker *w, struct migrate_worker *mw
 	ev.expected = (uint64_t)target;
 	ev.actual = (uint64_t)mw->status[first];
 	snprintf(ev.text, sizeof(ev.text),
-		 "migrate: move_pages put held chunk %u on node %d, yet right after %u of its pages "
-		 "are on another node (page %u on node %d) with no other migration, NUMA "
+		 "migrate: %s put held chunk %u on node %d, yet right after %u of its pages are on "
+		 "another node (page %u on node %d) with no other migration, fork, collapse, NUMA "
 		 "balancing or demotion that could have moved them",
-		 c->index, target, wrong, first, mw->status[first]);
+		 mbind ? "mbind MPOL_MF_MOVE|MPOL_MF_STRICT" : "move_pages", c->index, target,
+		 wrong, first, mw->status[first]);
 	pmd_event_post(w->si->run, &ev);
 }
 
 static void move_set(struct pmd_worker *w, struct migrate_priv *mp, struct migrate_worker *mw,
 		     struct pmd_chunk *c, char *addr, unsigned n, bool held)
 {
-	bool alone = false;
+	struct held_watch hw;
 	int target, rc;
 	uint64_t t0;
 	unsigned i;
 
 	page_set(w, mw, addr, n);
 	target = next_node(w, mp, node_of(mw, n));
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		mw->nodes[i] = target;
+		mw->status[i] = STATUS_UNSET;
+	}
 	if (!held && pmd_chunk_state(c) == PMD_CHUNK_ROUND)
 		pmd_count(w, M_RACED, 1);
 	if (held)
-		alone = check_begin(w, mp, c);
+		watch_begin(w, mp, mw, c, addr, false, &hw);
 	call_begin(w, mp, c->index + 1);
 	t0 = pmd_now_ns();
 	rc = (int)pmd_move_pages(0, n, mw->pages, mw->nodes, mw->status, MPOL_MF_MOVE);
@@ -491,35 +591,44 @@ static void move_set(struct pmd_worker *w, struct migrate_priv *mp, struct migra
 		return;
 	}
 	count_refused(w, mw, n);
-	alone = alone && held_moved(mw, n, target);
+	if (held)
+		held_moved(mw, n, target);
 	count_placement(w, mw, n, target);
-	if (held && check_end(w, mp) && alone)
-		check_held_placement(w, mw, c, n, target);
+	if (held)
+		check_held_placement(w, mp, mw, c, addr, n, target, false, &hw);
 }
 
+/*
+ * @held: the chunk is held and its placement checked, which needs the
+ * kernel's word: MPOL_MF_STRICT makes a page it could not isolate or move
+ * an EIO. Otherwise pages that cannot move are not an error here.
+ */
 static void mbind_move(struct pmd_worker *w, struct migrate_priv *mp, struct migrate_worker *mw,
-		       struct pmd_chunk *c, char *addr)
+		       struct pmd_chunk *c, char *addr, bool held)
 {
 	unsigned long mask[PMD_MAX_NODES / LONG_BITS];
 	int target, rc, err = 0;
+	struct held_watch hw;
 	uint64_t t0;
 
 	page_set(w, mw, addr, PMD_CHUNK_PAGES);
 	target = next_node(w, mp, node_of(mw, PMD_CHUNK_PAGES));
 	memset(mask, 0, sizeof(mask));
 	mask[(unsigned)target / LONG_BITS] |= 1ul << ((unsigned)target % LONG_BITS);
-	if (pmd_chunk_state(c) == PMD_CHUNK_ROUND)
+	if (!held && pmd_chunk_state(c) == PMD_CHUNK_ROUND)
 		pmd_count(w, M_RACED, 1);
+	if (held)
+		watch_begin(w, mp, mw, c, addr, true, &hw);
 	call_begin(w, mp, c->index + 1);
 	t0 = pmd_now_ns();
-	/* no MPOL_MF_STRICT: pages that cannot move are not an error here */
-	rc = pmd_mbind(addr, PMD_CHUNK_SIZE, MPOL_BIND, mask, PMD_MAX_NODES + 1, MPOL_MF_MOVE);
+	rc = pmd_mbind(addr, PMD_CHUNK_SIZE, MPOL_BIND, mask, PMD_MAX_NODES + 1,
+		       MPOL_MF_MOVE | (held ? MPOL_MF_STRICT : 0));
 	if (rc)
 		err = errno;
 	pmd_latency(w, L_MBIND, pmd_now_ns() - t0);
 	pmd_chunk_log(c, t0, PMD_OP_MBIND_MOVE, w->id, (uint32_t)target);
 	pmd_count(w, M_OPS, 1);
-	pmd_count(w, M_MBINDS, 1);
+	pmd_count(w, held ? M_HELD : M_MBINDS, 1);
 	/* the range goes back to the arena's policy (the VMA merges again) */
 	rc = pmd_arena_policy(w->si->arena, addr, PMD_CHUNK_SIZE);
 	if (rc && rc != -EFAULT && rc != -ENOMEM)
@@ -532,10 +641,17 @@ static void mbind_move(struct pmd_worker *w, struct migrate_priv *mp, struct mig
 	 */
 	call_end(w, mp);
 	if (err && err != EIO) {
+		if (held)
+			check_end(w, mp);
 		call_failed(w, err, "mbind MPOL_MF_MOVE", target);
 		return;
 	}
 	count_placement(w, mw, PMD_CHUNK_PAGES, target);
+	if (held) {
+		/* 0: every page is on @target (bar shared ones, see hw.exclusive); EIO: no word */
+		memset(mw->moved, err ? 0 : 0xff, sizeof(mw->moved));
+		check_held_placement(w, mp, mw, c, addr, PMD_CHUNK_PAGES, target, true, &hw);
+	}
 }
 
 static void migrate_process(struct pmd_worker *w, struct migrate_priv *mp,
@@ -616,7 +732,11 @@ static void move_heads(struct pmd_worker *w, struct migrate_priv *mp, struct mig
 	count_placement(w, mw, n, target);
 }
 
-/* Claim an idle chunk, move it whole, and check right away that it holds what it held. */
+/*
+ * Claim an idle chunk, move it whole (move_pages, or mbind for held-mbind
+ * percent of them), and check right away where it went and that it holds
+ * what it held.
+ */
 static bool move_held(struct pmd_worker *w, struct migrate_priv *mp, struct migrate_worker *mw)
 {
 	struct pmd_chunk *c = hold_chunk(w);
@@ -626,7 +746,10 @@ static bool move_held(struct pmd_worker *w, struct migrate_priv *mp, struct migr
 		return false;
 	addr = chunk_addr(c);
 	if (addr) {
-		move_set(w, mp, mw, c, addr, PMD_CHUNK_PAGES, true);
+		if (pmd_rand_below(w, 100) < mp->o->held_mbind)
+			mbind_move(w, mp, mw, c, addr, true);
+		else
+			move_set(w, mp, mw, c, addr, PMD_CHUNK_PAGES, true);
 		if (w->si->cfg->verify && (addr = pmd_chunk_enter(c))) {
 			unsigned bad = pmd_verify_pages(w, c, addr, 0, PMD_CHUNK_PAGES);
 
@@ -667,7 +790,7 @@ static void migrate_once(struct pmd_worker *w, struct migrate_priv *mp, struct m
 	if (!addr)
 		return;
 	if (kind == KIND_MBIND)
-		mbind_move(w, mp, mw, c, addr);
+		mbind_move(w, mp, mw, c, addr, false);
 	else
 		move_set(w, mp, mw, c, addr,
 			 kind == KIND_CHUNK ? PMD_CHUNK_PAGES : (unsigned)mp->o->set, false);
@@ -681,12 +804,16 @@ static int migrate_run(struct pmd_worker *w)
 
 	if (!mw)
 		return -ENOMEM;
+	/* unreadable: no held mbind is judged (chunk_exclusive() says no) */
+	mw->pagemap_fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	while (!pmd_should_stop(w)) {
 		migrate_once(w, mp, mw);
 		pmd_beat(w);
 		if (!pmd_pace(w, &next, mp->o->rate))
 			break;
 	}
+	if (mw->pagemap_fd >= 0)
+		close(mw->pagemap_fd);
 	free(mw);
 	return 0;
 }
