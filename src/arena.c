@@ -315,7 +315,7 @@ int pmd_arena_create(struct pmd_arena *a, const struct pmd_config *cfg)
 	a->tag_key = pmd_stamp_mix(cfg->seed_used ^ 0x706d647374726573ull);
 	/* checked at config time (pmd_numa_check_config), so this cannot fail here */
 	if (cfg->mem_policy[0] && pmd_mempolicy_parse(cfg->mem_policy, pmd_numa_mem_nodes(),
-						      &a->mpol, NULL, 0))
+						      pmd_numa_mems_allowed(), &a->mpol, NULL, 0))
 		return -EINVAL;
 	total = a->size + nspare * PMD_CHUNK_SIZE;
 	/* reserve one extra chunk so the arena can start on a 2 MiB boundary */

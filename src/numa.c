@@ -137,6 +137,23 @@ static unsigned popcount64(uint64_t v)
 	return (unsigned)__builtin_popcountll(v);
 }
 
+uint64_t pmd_numa_mems_allowed(void)
+{
+	const unsigned bits = 8 * sizeof(unsigned long);
+	/* MPOL_F_MEMS_ALLOWED wants room for every possible node (1024 on distros) */
+	unsigned long mask[1024 / (8 * sizeof(unsigned long))];
+	uint64_t allowed = 0;
+	unsigned i;
+
+	memset(mask, 0, sizeof(mask));
+	if (pmd_get_mempolicy(NULL, mask, 1024, NULL, MPOL_F_MEMS_ALLOWED))
+		return ~0ull; /* no NUMA (ENOSYS): no cpuset can narrow what there is */
+	for (i = 0; i < PMD_MAX_NODES; i++)
+		if (mask[i / bits] & (1ul << (i % bits)))
+			allowed |= 1ull << i;
+	return allowed;
+}
+
 /* ---- topology --------------------------------------------------------------- */
 
 /* "0-3,8" -> a CPU set; returns how many CPUs. */
@@ -159,6 +176,64 @@ static unsigned cpulist_to_set(const char *list, cpu_set_t *set)
 		p = end + 1;
 	}
 	return n;
+}
+
+/* "0-3,8": the CPUs of @set as a list. */
+static void cpuset_format(const cpu_set_t *set, char *buf, size_t len)
+{
+	size_t n = 0;
+	int i = 0, j;
+
+	buf[0] = '\0';
+	while (i < CPU_SETSIZE) {
+		if (!CPU_ISSET(i, set)) {
+			i++;
+			continue;
+		}
+		for (j = i; j + 1 < CPU_SETSIZE && CPU_ISSET(j + 1, set); j++)
+			;
+		if (n < len)
+			n += (size_t)snprintf(buf + n, len - n, "%s%d", n ? "," : "", i);
+		if (j > i && n < len)
+			n += (size_t)snprintf(buf + n, len - n, "-%d", j);
+		i = j + 1;
+	}
+}
+
+/* Node @node's CPUs as a set, its list in @list; false if sysfs does not say. */
+static bool node_cpus(unsigned node, cpu_set_t *set, char *list, size_t len)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), NODE_DIR "/node%u/cpulist", node);
+	if (read_text(path, list, len) || !cpulist_to_set(list, set))
+		return false;
+	return true;
+}
+
+/*
+ * The nodes of @cpu_nodes with a CPU in @allowed (this process's affinity:
+ * taskset, its cpuset). A node whose CPUs sysfs does not list counts.
+ */
+static uint64_t usable_cpu_nodes(uint64_t cpu_nodes, const cpu_set_t *allowed)
+{
+	uint64_t usable = 0;
+	unsigned i;
+
+	for (i = 0; i < PMD_MAX_NODES; i++) {
+		cpu_set_t set, both;
+		char list[256];
+
+		if (!(cpu_nodes & (1ull << i)))
+			continue;
+		if (node_cpus(i, &set, list, sizeof(list))) {
+			CPU_AND(&both, &set, allowed);
+			if (!CPU_COUNT(&both))
+				continue;
+		}
+		usable |= 1ull << i;
+	}
+	return usable;
 }
 
 static void read_meminfo(struct pmd_numa_node *nd)
@@ -257,8 +332,8 @@ static int first_missing(uint64_t want, uint64_t have)
 	return miss ? __builtin_ctzll(miss) : -1;
 }
 
-int pmd_mempolicy_parse(const char *text, uint64_t mem_nodes, struct pmd_mempolicy *p,
-			char *err, size_t errlen)
+int pmd_mempolicy_parse(const char *text, uint64_t mem_nodes, uint64_t allowed,
+			struct pmd_mempolicy *p, char *err, size_t errlen)
 {
 	static const struct {
 		const char *name;
@@ -289,7 +364,7 @@ int pmd_mempolicy_parse(const char *text, uint64_t mem_nodes, struct pmd_mempoli
 			    text);
 	p->mode = kinds[i].mode;
 	if (!colon) {
-		p->nodes = kinds[i].nodes == 2 ? mem_nodes : 0;
+		p->nodes = kinds[i].nodes == 2 ? mem_nodes & allowed : 0;
 		return 0;
 	}
 	if (pmd_nodelist_parse(colon + 1, &p->nodes))
@@ -304,6 +379,13 @@ int pmd_mempolicy_parse(const char *text, uint64_t mem_nodes, struct pmd_mempoli
 		return pmd_errf(err, errlen, "--mem-policy: invalid value '%s' (node %d does not exist "
 					 "here or has no memory; nodes with memory: %s)",
 			    text, miss, have);
+	/* the kernel would drop such a node, or refuse a policy left with none (EINVAL) */
+	miss = first_missing(p->nodes, allowed);
+	pmd_nodemask_format(mem_nodes & allowed, have, sizeof(have));
+	if (miss >= 0)
+		return pmd_errf(err, errlen, "--mem-policy: invalid value '%s' (node %d is not one "
+					 "this process may allocate on: its cpuset allows nodes %s)",
+			    text, miss, have[0] ? have : "none with memory");
 	return 0;
 }
 
@@ -331,18 +413,26 @@ void pmd_mempolicy_format(const struct pmd_mempolicy *p, char *buf, size_t len)
 	}
 }
 
-/* --cpu-nodes: "" (no binding), "spread" (every node with CPUs) or a list. */
-static int cpu_nodes_parse(const char *text, uint64_t cpu_nodes, uint64_t *mask, char *err,
-			   size_t errlen)
+/*
+ * --cpu-nodes: "" (no binding), "spread" (every node with a CPU this
+ * process may run on) or a list, each node with such a CPU: binding a
+ * worker to CPUs outside the process's affinity would fail in a cpuset,
+ * and would override the user's taskset otherwise.
+ */
+static int cpu_nodes_parse(const char *text, uint64_t *mask, char *err, size_t errlen)
 {
-	char have[160];
+	uint64_t cpu_nodes = pmd_numa_cpu_nodes(), usable = cpu_nodes;
+	char have[160], cpus[256], mine[256];
+	cpu_set_t allowed, set;
 	int miss;
 
 	*mask = 0;
 	if (!*text)
 		return 0;
+	if (!sched_getaffinity(0, sizeof(allowed), &allowed))
+		usable = usable_cpu_nodes(cpu_nodes, &allowed);
 	if (!strcmp(text, "spread")) {
-		*mask = cpu_nodes;
+		*mask = usable;
 		return 0;
 	}
 	if (pmd_nodelist_parse(text, mask))
@@ -355,7 +445,17 @@ static int cpu_nodes_parse(const char *text, uint64_t cpu_nodes, uint64_t *mask,
 		return pmd_errf(err, errlen, "--cpu-nodes: invalid value '%s' (node %d does not exist "
 					 "here or has no CPUs; nodes with CPUs: %s)",
 			    text, miss, have);
-	return 0;
+	miss = first_missing(*mask, usable);
+	if (miss < 0)
+		return 0;
+	if (!node_cpus((unsigned)miss, &set, cpus, sizeof(cpus)))
+		snprintf(cpus, sizeof(cpus), "?");
+	cpuset_format(&allowed, mine, sizeof(mine));
+	pmd_nodemask_format(usable, have, sizeof(have));
+	return pmd_errf(err, errlen, "--cpu-nodes: invalid value '%s' (node %d's CPUs %s are none "
+				 "of the CPUs this process may run on: %s (taskset, cpuset); nodes "
+				 "with one: %s)",
+		    text, miss, cpus, mine, have[0] ? have : "none");
 }
 
 int pmd_numa_check_config(const struct pmd_config *cfg, char *err, size_t errlen)
@@ -364,9 +464,10 @@ int pmd_numa_check_config(const struct pmd_config *cfg, char *err, size_t errlen
 	uint64_t mask;
 	int rc;
 
-	rc = cpu_nodes_parse(cfg->cpu_nodes, pmd_numa_cpu_nodes(), &mask, err, errlen);
+	rc = cpu_nodes_parse(cfg->cpu_nodes, &mask, err, errlen);
 	if (!rc)
-		rc = pmd_mempolicy_parse(cfg->mem_policy, pmd_numa_mem_nodes(), &p, err, errlen);
+		rc = pmd_mempolicy_parse(cfg->mem_policy, pmd_numa_mem_nodes(),
+					 pmd_numa_mems_allowed(), &p, err, errlen);
 	if (!rc && p.mode != MPOL_DEFAULT && pmd_get_mempolicy(NULL, NULL, 0, NULL, 0) &&
 	    errno == ENOSYS)
 		return pmd_errf(err, errlen,
@@ -411,7 +512,7 @@ int pmd_numa_placement(struct pmd_numa *n, const struct pmd_config *cfg)
 	free(n->bind_cpus);
 	n->bind_cpus = NULL;
 	n->nbind = 0;
-	if (cpu_nodes_parse(cfg->cpu_nodes, pmd_numa_cpu_nodes(), &mask, err, sizeof(err)))
+	if (cpu_nodes_parse(cfg->cpu_nodes, &mask, err, sizeof(err)))
 		return -EINVAL; /* checked at config time already */
 	if (!mask)
 		return 0;

@@ -72,10 +72,11 @@ int pmd_numa_check_config(const struct pmd_config *cfg, char *err, size_t errlen
 
 /*
  * Parse --mem-policy into @p; @mem_nodes are the nodes with memory here
- * (pmd_numa_mem_nodes()). 0, or -EINVAL with a message naming the value.
+ * (pmd_numa_mem_nodes()), @allowed the ones this process may allocate on
+ * (pmd_numa_mems_allowed()). 0, or -EINVAL with a message naming the value.
  */
-int pmd_mempolicy_parse(const char *text, uint64_t mem_nodes, struct pmd_mempolicy *p, char *err,
-			size_t errlen);
+int pmd_mempolicy_parse(const char *text, uint64_t mem_nodes, uint64_t allowed,
+			struct pmd_mempolicy *p, char *err, size_t errlen);
 /* "interleave:0-1" etc., the way a user would type it. */
 void pmd_mempolicy_format(const struct pmd_mempolicy *p, char *buf, size_t len);
 
@@ -95,6 +96,8 @@ int pmd_numa_balancing_apply(struct pmd_numa *n, unsigned setting);
 /* Online nodes with memory / with CPUs, from sysfs (node 0 if it cannot tell). */
 uint64_t pmd_numa_mem_nodes(void);
 uint64_t pmd_numa_cpu_nodes(void);
+/* The nodes this process may allocate on (its cpuset's mems); all if the kernel has no NUMA. */
+uint64_t pmd_numa_mems_allowed(void);
 
 /* The report's "numa" block and its text lines (src/numa.c, for report_*.c). */
 struct pmd_run;

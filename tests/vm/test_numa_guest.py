@@ -10,7 +10,10 @@ the report's topology says 2 nodes and where the workers ran, and
 stressor's children sharing the held chunks' pages, neither kind of held
 move calls a page the kernel left behind "misplaced": move_pages refuses a
 shared page (-EACCES, counted as refused), mbind skips it without a word
-(counted as elsewhere, not judged). Once per kernel in
+(counted as elsewhere, not judged). --cpu-nodes and --mem-policy with a
+node outside the process's CPU affinity (taskset) or its cpuset's CPUs and
+mems are exit 2 naming the node and what is allowed, and spread keeps to
+the nodes the process may run on. Once per kernel in
 PMD_NUMA_GUEST_KERNELS (default "6.1 6.12": Debian 12's, fetched once into
 build/vm/; a path to a vmlinux/bzImage works too). pmd-vm carries the
 (static) binary without a false "internal error". Skips (77) with pmd-vm's
@@ -74,6 +77,23 @@ for how in move_pages:0 mbind:100; do
     grep -Eq '^migrate +held +[1-9]' /out/shared-${{how%:*}}.txt && break
   done
 done
+# placement outside what the process may use: taskset, then a cpuset (cgroup v2)
+short="--duration 1s --size 8M --threads 2 --progress off"
+taskset -c 0 {pmd} --cpu-nodes 1 $short > /out/aff.txt 2>&1; echo $? > /out/aff.rc
+taskset -c 0 {pmd} --cpu-nodes spread $short --json /out/aff-spread.json > /dev/null 2>&1
+echo $? > /out/aff-spread.rc
+cg=/sys/fs/cgroup
+[ -e $cg/cgroup.controllers ] || mount -t cgroup2 none $cg
+if ! grep -qw cpuset $cg/cgroup.controllers; then
+  echo "no cpuset controller in this guest kernel" > /out/cpuset.none
+elif {{ echo +cpuset > $cg/cgroup.subtree_control && mkdir -p $cg/pmd0 &&
+     echo 0-1 > $cg/pmd0/cpuset.cpus && echo 0 > $cg/pmd0/cpuset.mems; }} 2> /out/cpuset.err; then
+  for t in mem:--mem-policy=bind:1 cpu:--cpu-nodes=1; do
+    sh -c "echo \\$\\$ > $cg/pmd0/cgroup.procs && exec {pmd} ${{t#*:}} $short" \\
+      > /out/cpuset-${{t%%:*}}.txt 2>&1
+    echo $? > /out/cpuset-${{t%%:*}}.rc
+  done
+fi
 """
 
 
@@ -199,6 +219,35 @@ def check_shared(k, g):
               f"refused {counter(doc, 'migrate', 'refused')})")
 
 
+def one_line(text):
+    lines = [ln for ln in (text or "").splitlines() if ln.strip()]
+    return lines[0] if len(lines) == 1 else None
+
+
+def check_allowed(k, g):
+    """A node outside the process's affinity or cpuset: exit 2, one line naming it."""
+    rc, line = (g.file("aff.rc") or "").strip(), one_line(g.file("aff.txt"))
+    check(rc == "2" and line and "--cpu-nodes" in line and "'1'" in line and "node 1" in line
+          and "run on: 0 (taskset" in line,
+          f"{k}: taskset -c 0 pmdstress --cpu-nodes 1: exit {rc}, {line!r}") or \
+        print(g.file("aff.txt"))
+    doc = report(g, "aff-spread")
+    rc = (g.file("aff-spread.rc") or "").strip()
+    ws = doc["numa"]["workers"] if doc else []
+    check(rc == "0" and ws and all(w["bound"] == 0 and w["node"] == 0 for w in ws),
+          f"{k}: taskset -c 0 pmdstress --cpu-nodes spread: exit {rc}, every worker bound to "
+          f"node 0 ({[(w['bound'], w['node']) for w in ws]})")
+    if g.file("cpuset.none") is not None:
+        print(f"# {k}: cpuset checks not run: {g.file('cpuset.none').strip()}")
+        return
+    for what, opt, want in (("mem", "--mem-policy", "cpuset allows nodes 0"),
+                            ("cpu", "--cpu-nodes", "run on: 0-1 (taskset")):
+        rc, line = (g.file(f"cpuset-{what}.rc") or "").strip(), one_line(g.file(f"cpuset-{what}.txt"))
+        check(rc == "2" and line and opt in line and "node 1" in line and want in line,
+              f"{k}: in a cpuset with cpus 0-1 and mems 0, {opt} naming node 1: exit {rc}, "
+              f"{line!r}") or print(g.file(f"cpuset-{what}.txt") or g.file("cpuset.err"))
+
+
 ran = 0
 reasons = []
 for k in KERNELS:
@@ -226,6 +275,7 @@ for k in KERNELS:
     check_scenario(k, g)
     check_balancing(k, g)
     check_shared(k, g)
+    check_allowed(k, g)
 
 if not ran:
     skip("no NUMA guest can run here: " + "; ".join(reasons))
