@@ -15,7 +15,10 @@ node outside the process's CPU affinity (taskset) or its cpuset's CPUs and
 mems are exit 2 naming the node and what is allowed, and spread keeps to
 the nodes the process may run on. Once per kernel in
 PMD_NUMA_GUEST_KERNELS (default "6.1 6.12": Debian 12's, fetched once into
-build/vm/; a path to a vmlinux/bzImage works too). pmd-vm carries the
+build/vm/; a path to a vmlinux/bzImage works too). Then one 4-node guest
+(the last of those kernels): the topology block shows 4 nodes and workers
+on each, and with the arena bound to node 0 huge pages turn up on the
+other nodes, more than one hop away (only migration puts them there). pmd-vm carries the
 (static) binary without a false "internal error". Skips (77) with pmd-vm's
 reason where no guest can run here (exit 125)."""
 import json
@@ -219,6 +222,59 @@ def check_shared(k, g):
               f"refused {counter(doc, 'migrate', 'refused')})")
 
 
+# 4 nodes x 1 CPU: the arena bound to node 0 and no mbind kind (a fault under
+# mbind's temporary policy would allocate elsewhere too), so a huge page on
+# another node was migrated there; move_pages' target is the node after the
+# page's, so node 2 or 3 is two hops or more. Huge pages per node are sampled
+# during the run (the arena is the only MADV_HUGEPAGE memory, THP "madvise").
+SCRIPT4 = f"""
+echo 0 > /proc/sys/kernel/numa_balancing
+touch /out/running
+while [ -e /out/running ]; do
+  grep -h AnonHugePages /sys/devices/system/node/node*/meminfo | tr -s ' ' | cut -d' ' -f2,4 |
+    tr '\\n' ' ' >> /out/huge.log
+  echo >> /out/huge.log
+  sleep 0.2
+done &
+{pmd} --config numa --mem-policy bind:0 --migrate-mbind 0 --migrate-held-mbind 0 --migrate-race 0 \
+  --size 8M --duration 5s --threads 4 --progress off --json /out/four.json > /out/four.txt 2>&1
+echo $? > /out/four.rc
+rm /out/running
+wait
+"""
+
+
+def check_four(k, g):
+    doc = report(g, "four")
+    rc = (g.file("four.rc") or "").strip()
+    if not check(doc is not None and rc == "0", f"{k}, 4 nodes: the NUMA scenario ran, exit {rc}"):
+        print(g.file("four.txt") or g.show())
+        return
+    check(doc["verdict"]["status"] == "clean" and not doc["events"]["kept"],
+          f"{k}, 4 nodes: clean ({doc['verdict']['summary']})")
+    numa = doc["numa"]
+    nodes = numa["node"]
+    check(numa["nodes"] == 4 and [n["id"] for n in nodes] == [0, 1, 2, 3] and
+          all(n["has_memory"] and n["ncpus"] == 1 and len(n["distances"]) == 4 for n in nodes),
+          f"{k}, 4 nodes: the topology block shows 4 nodes, 1 CPU and memory each: "
+          f"{[(n['id'], n['cpus'], n['mem_total'], n['distances']) for n in nodes]}")
+    ws = numa["workers"]
+    check({w["bound"] for w in ws} == {0, 1, 2, 3} and all(w["node"] == w["bound"] for w in ws),
+          f"{k}, 4 nodes: --cpu-nodes spread bound workers to all 4, each ran on its own "
+          f"({[(w['bound'], w['node']) for w in ws]})")
+    most = {}
+    for line in (g.file("huge.log") or "").splitlines():
+        t = line.split()
+        for node, kb in zip(t[::2], t[1::2]):
+            most[int(node)] = max(most.get(int(node), 0), int(kb))
+    vm = doc["vmstat"]
+    check(vm.get("thp_migration_success", 0) > 0 and most.get(1, 0) + most.get(2, 0) +
+          most.get(3, 0) > 0 and most.get(2, 0) + most.get(3, 0) > 0,
+          f"{k}, 4 nodes: huge pages migrated from node 0 across the others: "
+          f"thp_migration_success {vm.get('thp_migration_success')}, most AnonHugePages kB "
+          f"per node {most}, migrate {counter(doc, 'migrate', 'ops')} calls")
+
+
 def one_line(text):
     lines = [ln for ln in (text or "").splitlines() if ln.strip()]
     return lines[0] if len(lines) == 1 else None
@@ -276,6 +332,23 @@ for k in KERNELS:
     check_balancing(k, g)
     check_shared(k, g)
     check_allowed(k, g)
+
+if ran:
+    k = KERNELS[-1]
+    t0 = time.monotonic()
+    g = guest(["sh", "-c", SCRIPT4], kernel=k, name="numa-guest4", nodes=4, cpus_per_node=1,
+              mem_per_node=256, timeout=90, carry=[BINARY])
+    print(f"# {k}, 4 nodes: pmd-vm {time.monotonic() - t0:.1f}s, boot {g.status.get('boot_s')}s, "
+          f"command {g.status.get('cmd_s')}s")
+    if check(g.rc == 0 and g.status.get("result") == "exit",
+             f"{k}, 4 nodes: the guest ran the command (pmd-vm rc={g.rc}, "
+             f"result={g.status.get('result')})"):
+        check(g.status.get("splats") == "0",
+              f"{k}, 4 nodes: no WARNING/BUG/Oops in the guest's kernel log "
+              f"({g.status.get('splats')})")
+        check_four(k, g)
+    else:
+        print(g.show())
 
 if not ran:
     skip("no NUMA guest can run here: " + "; ".join(reasons))
