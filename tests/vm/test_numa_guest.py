@@ -119,13 +119,20 @@ def counter(doc, st, name):
     return stressor(doc, st).get("counters", {}).get(name, {}).get("total", 0)
 
 
+def finished(g, name, what):
+    """The JSON report of the guest's run @name if it exited 0 (a check
+    saying @what), else None with its output shown."""
+    doc = report(g, name)
+    rc = (g.file(f"{name}.rc") or "").strip()
+    if check(doc is not None and rc == "0", f"{what}, exit {rc or '?'}"):
+        return doc
+    print(g.file(f"{name}.txt") or g.show())
+    return None
+
+
 def check_scenario(k, g):
-    doc = report(g, "scenario")
-    rc = (g.file("scenario.rc") or "").strip()
-    ok = check(doc is not None and rc == "0",
-               f"{k}: the NUMA scenario ran to the end, exit {rc or '?'}")
-    if not ok:
-        print(g.file("scenario.txt") or g.show())
+    doc = finished(g, "scenario", f"{k}: the NUMA scenario ran to the end")
+    if not doc:
         return
     v = doc["verdict"]
     ev = doc["events"]["kept"]
@@ -176,10 +183,8 @@ def check_scenario(k, g):
 
 
 def check_balancing(k, g):
-    doc = report(g, "balancing")
-    rc = (g.file("balancing.rc") or "").strip()
-    if not check(doc is not None and rc == "0", f"{k}: the --numa-balancing on run, exit {rc}"):
-        print(g.file("balancing.txt") or g.show())
+    doc = finished(g, "balancing", f"{k}: the --numa-balancing on run")
+    if not doc:
         return
     nb = doc["numa"]["numa_balancing"]
     before, after = (g.file("nb.before") or "").strip(), (g.file("nb.after") or "").strip()
@@ -199,11 +204,9 @@ def check_shared(k, g):
     """Held moves while a fork child shares the pages: what the kernel left
     behind is a refusal or unjudged, never misplaced."""
     for how, left in (("move_pages", "refused"), ("mbind", "elsewhere")):
-        doc = report(g, f"shared-{how}")
-        rc = (g.file(f"shared-{how}.rc") or "").strip()
-        if not check(doc is not None and rc == "0",
-                     f"{k}: held {how} moves with fork children sharing the pages: exit {rc}"):
-            print(g.file(f"shared-{how}.txt") or g.show())
+        doc = finished(g, f"shared-{how}",
+                       f"{k}: held {how} moves with fork children sharing the pages")
+        if not doc:
             continue
         ev = doc["events"]["kept"]
         check(doc["verdict"]["status"] == "clean" and not ev and
@@ -245,10 +248,8 @@ wait
 
 
 def check_four(k, g):
-    doc = report(g, "four")
-    rc = (g.file("four.rc") or "").strip()
-    if not check(doc is not None and rc == "0", f"{k}, 4 nodes: the NUMA scenario ran, exit {rc}"):
-        print(g.file("four.txt") or g.show())
+    doc = finished(g, "four", f"{k}, 4 nodes: the NUMA scenario ran")
+    if not doc:
         return
     check(doc["verdict"]["status"] == "clean" and not doc["events"]["kept"],
           f"{k}, 4 nodes: clean ({doc['verdict']['summary']})")
