@@ -99,7 +99,7 @@ const struct pmd_option pmd_global_options[] = {
 	{ "inject", PMD_OPT_STRING, G(inject), "", 0, 0, NULL,
 	  "test only: CLASS[:chunk[:page[:slot[:after[:pages]]]]] corrupts the arena once",
 	  PMD_OPTF_HIDDEN },
-	{ "stack-size", PMD_OPT_SIZE, G(stack_size), PMD_DEFAULT_STACK, 16ull << 10, 64ull << 20,
+	{ "stack-size", PMD_OPT_SIZE, G(stack_size), PMD_DEFAULT_STACK, PMD_STACK_MIN, 64ull << 20,
 	  NULL, "worker thread stack size (small, so that --threads 4096 stays light; raise it if a "
 	  "stressor's worker overflows)" },
 	PMD_OPT_END,

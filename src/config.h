@@ -10,6 +10,14 @@
 
 #define PMD_ERRLEN 512
 
+/*
+ * The smallest --stack-size: glibc's PTHREAD_STACK_MIN, below which
+ * pthread_attr_setstacksize() refuses. About 12.5K of it is left to the
+ * worker, well above its deepest path, about 7K with libc's frames
+ * (CMakeLists.txt, PMD_WORKER_SOURCES).
+ */
+#define PMD_STACK_MIN (16u << 10)
+
 extern const struct pmd_option pmd_global_options[];
 extern const struct pmd_option pmd_common_options[]; /* every stressor section has these */
 

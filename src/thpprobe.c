@@ -3,7 +3,7 @@
  * How a chunk is mapped right now: one PMD-mapped huge page, small pages,
  * a mix, or nothing. Best source first:
  *   1. PAGEMAP_SCAN (Linux 6.7+): PAGE_IS_HUGE marks PMD-mapped pages, and
- *      one ioctl covers the chunk;
+ *      one ioctl covers the chunk unless it is sparse;
  *   2. pagemap PFNs + /proc/kpageflags (root): a huge page is 512 present,
  *      contiguous PFNs from an aligned head with KPF_THP set (it cannot tell
  *      a PMD mapping from an intact PTE-mapped one);
@@ -89,9 +89,17 @@ uint64_t pmd_page_pfn(struct pmd_run *run, const void *addr)
 	return (e & PMD_PM_PRESENT) ? (e & PMD_PM_PFN_MASK) : 0;
 }
 
+/*
+ * Regions per PAGEMAP_SCAN call. A chunk in a few runs of like pages takes
+ * one call; a sparse one (every other page present) takes several, each
+ * resuming where the last stopped. Small, so that the probe fits the
+ * workers' small stacks (--stack-size): a vector for all 512 pages was 12 KiB.
+ */
+#define SCAN_VEC 32
+
 static enum pmd_thp_state by_scan(struct pmd_run *run, uintptr_t addr, uint64_t first_pfn)
 {
-	struct page_region r[PMD_CHUNK_PAGES];
+	struct page_region r[SCAN_VEC];
 	struct pm_scan_arg arg;
 	unsigned present = 0, huge = 0;
 	long n, i;
@@ -101,20 +109,24 @@ static enum pmd_thp_state by_scan(struct pmd_run *run, uintptr_t addr, uint64_t 
 	arg.start = addr;
 	arg.end = addr + PMD_CHUNK_SIZE;
 	arg.vec = (uintptr_t)r;
-	arg.vec_len = PMD_CHUNK_PAGES;
+	arg.vec_len = SCAN_VEC;
 	arg.category_anyof_mask = PAGE_IS_PRESENT | PAGE_IS_HUGE;
 	arg.return_mask = PAGE_IS_PRESENT | PAGE_IS_HUGE;
-	n = ioctl(run->pagemap_fd, PAGEMAP_SCAN, &arg);
-	if (n < 0)
-		return PMD_THPS_UNKNOWN;
-	for (i = 0; i < n; i++) {
-		unsigned pages = (unsigned)((r[i].end - r[i].start) >> PMD_PAGE_SHIFT);
+	do {
+		n = ioctl(run->pagemap_fd, PAGEMAP_SCAN, &arg);
+		/* walk_end: where a full vector stopped the walk (end if it did not) */
+		if (n < 0 || arg.walk_end <= arg.start || arg.walk_end > arg.end)
+			return PMD_THPS_UNKNOWN;
+		for (i = 0; i < n; i++) {
+			unsigned pages = (unsigned)((r[i].end - r[i].start) >> PMD_PAGE_SHIFT);
 
-		if (r[i].categories & PAGE_IS_PRESENT)
-			present += pages;
-		if (r[i].categories & PAGE_IS_HUGE)
-			huge += pages;
-	}
+			if (r[i].categories & PAGE_IS_PRESENT)
+				present += pages;
+			if (r[i].categories & PAGE_IS_HUGE)
+				huge += pages;
+		}
+		arg.start = arg.walk_end;
+	} while (arg.start < arg.end);
 	if (!present)
 		return PMD_THPS_NONE;
 	if (huge == PMD_CHUNK_PAGES)
@@ -141,20 +153,25 @@ static enum pmd_thp_state by_smaps(uintptr_t addr, unsigned present)
 	return PMD_THPS_UNKNOWN;
 }
 
+#define PAGEMAP_BATCH 64 /* pagemap entries per read */
+
 static enum pmd_thp_state by_pagemap(struct pmd_run *run, uintptr_t addr, uint64_t *first_pfn)
 {
-	uint64_t e[PMD_CHUNK_PAGES];
+	uint64_t e[PAGEMAP_BATCH]; /* a batch, not the chunk: small stacks (--stack-size) */
 	unsigned i, present = 0, thp = 0;
 	bool contiguous = true, pfns = false;
 	uint64_t pfn0 = 0;
 
-	if (pread(run->pagemap_fd, e, sizeof(e), (off_t)((addr >> PMD_PAGE_SHIFT) * 8)) !=
-	    sizeof(e))
-		return PMD_THPS_UNKNOWN;
 	for (i = 0; i < PMD_CHUNK_PAGES; i++) {
-		uint64_t pfn = e[i] & PMD_PM_PFN_MASK;
+		uint64_t ent, pfn;
 
-		if (!(e[i] & PMD_PM_PRESENT)) {
+		if (i % PAGEMAP_BATCH == 0 &&
+		    pread(run->pagemap_fd, e, sizeof(e), (off_t)(((addr >> PMD_PAGE_SHIFT) + i) * 8)) !=
+			    sizeof(e))
+			return PMD_THPS_UNKNOWN;
+		ent = e[i % PAGEMAP_BATCH];
+		pfn = ent & PMD_PM_PFN_MASK;
+		if (!(ent & PMD_PM_PRESENT)) {
 			contiguous = false;
 			continue;
 		}

@@ -675,20 +675,23 @@ static void freeze(struct pmd_worker *w, struct fork_priv *fp, struct fork_worke
 	fw->dry = fw->nfrozen ? 0 : fw->dry + 1;
 }
 
-/* Remap page @page of @f with @flags (MAP_FIXED), keeping what it holds; 0 or -errno. */
+/*
+ * Remap page @page of @f with @flags (MAP_FIXED) and write @buf into it, after
+ * filling @buf with what the page holds if @keep; 0 or -errno. The caller owns
+ * the page-sized buffer: one per path, not two nested (small worker stacks).
+ */
 static int swap_page(struct pmd_worker *w, const struct frozen *f, unsigned page, int flags,
-		     const uint64_t *restore)
+		     uint64_t buf[PMD_PAGE_SLOTS], bool keep)
 {
 	struct pmd_arena *a = w->si->arena;
-	uint64_t buf[PMD_PAGE_SLOTS];
 	char *addr = pmd_chunk_enter(f->c), *pa;
 	unsigned s;
 	int err = 0;
 
 	if (!addr)
 		return -ESTALE;
-	for (s = 0; s < PMD_PAGE_SLOTS; s++)
-		buf[s] = restore ? restore[s] : pmd_load(pmd_page_slot(addr, page, s));
+	for (s = 0; keep && s < PMD_PAGE_SLOTS; s++)
+		buf[s] = pmd_load(pmd_page_slot(addr, page, s));
 	pmd_chunk_exit(f->c);
 	pa = addr + ((size_t)page << PMD_PAGE_SHIFT);
 	/* the RCU rule: nobody may be inside while the page is replaced */
@@ -713,13 +716,14 @@ static void leak_make(struct pmd_worker *w, struct fork_priv *fp, struct fork_wo
 {
 	const struct frozen *f = &fw->frozen[fw->leaked];
 	unsigned page = (unsigned)fp->o->leak_page;
+	uint64_t buf[PMD_PAGE_SLOTS];
 	int err;
 
 	if (__atomic_exchange_n(&fp->leak_done, 1, __ATOMIC_ACQ_REL)) {
 		fw->leaked = -1;
 		return;
 	}
-	err = swap_page(w, f, page, MAP_SHARED, NULL);
+	err = swap_page(w, f, page, MAP_SHARED, buf, true);
 	if (err) {
 		pmd_worker_error(w, err, "fork: cannot share page %u of chunk %u for --fork-leak",
 				 page, f->c->index);
@@ -737,9 +741,9 @@ static void leak_undo(struct pmd_worker *w, struct fork_priv *fp, struct fork_wo
 	uint64_t want[PMD_PAGE_SLOTS];
 	int err;
 
-	for (s = 0; s < PMD_PAGE_SLOTS; s++)
+	for (s = 0; fw->written && s < PMD_PAGE_SLOTS; s++)
 		want[s] = post_fork(f, w->si->arena->tag_key, page, s);
-	err = swap_page(w, f, page, MAP_PRIVATE | MAP_NORESERVE, fw->written ? want : NULL);
+	err = swap_page(w, f, page, MAP_PRIVATE | MAP_NORESERVE, want, !fw->written);
 	if (err)
 		pmd_worker_error(w, err, "fork: cannot make page %u of chunk %u private again",
 				 page, f->c->index);
