@@ -679,7 +679,7 @@ static void touch_round(struct fault_group *g, struct pmd_worker *w, const struc
 static int fault_run(struct pmd_worker *w)
 {
 	struct fault_priv *fp = w->si->priv;
-	struct fault_group *g = &fp->groups[w->index * fp->ngroups / w->si->nworkers];
+	struct fault_group *g = &fp->groups[pmd_part_of(w->index, w->si->nworkers, fp->ngroups)];
 	struct fault_call call = { .g = g, .w = w };
 
 	for (;;) {
@@ -760,9 +760,8 @@ static int fault_setup(struct pmd_sinst *si)
 		unsigned per = si->arena->nchunks / ngroups;
 
 		/* the inverse of fault_run's worker -> group mapping */
-		g->first = (unsigned)(((uint64_t)i * si->nworkers + ngroups - 1) / ngroups);
-		g->n = (unsigned)(((uint64_t)(i + 1) * si->nworkers + ngroups - 1) / ngroups) -
-		       g->first;
+		g->first = pmd_part_first(i, si->nworkers, ngroups);
+		g->n = pmd_part_first(i + 1, si->nworkers, ngroups) - g->first;
 		g->lo = i * per;
 		g->hi = g->lo + per;
 		g->want = o->chunks ? (unsigned)o->chunks : per;

@@ -131,6 +131,22 @@ static inline uint64_t pmd_rand_below(struct pmd_worker *w, uint64_t n)
 	return n ? pmd_rand(w) % n : 0;
 }
 
+/*
+ * @n workers cut into @parts near-equal parts (0 < parts <= n): the first
+ * worker of part @i (i == parts gives n), and the part worker @j is in; each
+ * is the other's inverse. 64-bit products: j * parts passes 2^32 from 65537
+ * workers in as many parts on.
+ */
+static inline unsigned pmd_part_first(unsigned i, unsigned n, unsigned parts)
+{
+	return (unsigned)(((uint64_t)i * n + parts - 1) / parts);
+}
+
+static inline unsigned pmd_part_of(unsigned j, unsigned n, unsigned parts)
+{
+	return (unsigned)((uint64_t)j * parts / n);
+}
+
 /* An index in [0, n) drawn with the given weights (their sum is @total, > 0). */
 unsigned pmd_pick_weighted(struct pmd_worker *w, const uint64_t *weight, unsigned n,
 			   uint64_t total);
