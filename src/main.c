@@ -49,16 +49,18 @@ static int cmd_run(int argc, char **argv, int full_argc, char **full_argv)
 		pmd_config_free(&cfg);
 		return usage_error(err);
 	}
-	if (!strcmp(cfg.ktap, "-")) {
-		if (!strcmp(cfg.json, "-")) {
-			pmd_config_free(&cfg);
-			return usage_error("--json - and --ktap - both want stdout; send one of "
-					   "them to a file");
-		}
-		if (pmd_ktap_take_stdout()) {
-			pmd_config_free(&cfg);
-			return fprintf(stderr, "pmdstress: cannot keep stdout for --ktap -\n"), 5;
-		}
+	if (!strcmp(cfg.ktap, "-") && !strcmp(cfg.json, "-")) {
+		pmd_config_free(&cfg);
+		return usage_error("--json - and --ktap - both want stdout; send one of them to a "
+				   "file");
+	}
+	/* stdout is the report's alone: the text goes to stderr */
+	rc = strcmp(cfg.ktap, "-") && strcmp(cfg.json, "-") ? 0 : pmd_report_take_stdout();
+	if (rc) {
+		fprintf(stderr, "pmdstress: cannot keep stdout for --%s -: %s\n",
+			strcmp(cfg.json, "-") ? "ktap" : "json", strerror(-rc));
+		pmd_config_free(&cfg);
+		return 5;
 	}
 	rc = pmd_run_main(&cfg, full_argc, full_argv);
 	pmd_config_free(&cfg);

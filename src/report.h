@@ -13,15 +13,19 @@ struct pmd_run;
 /* One header line before the run starts: what runs, with which seed. */
 void pmd_report_start(FILE *out, const struct pmd_run *run);
 void pmd_report_text(FILE *out, const struct pmd_run *run);
-/* Writes @path atomically (temp file + rename). Returns 0 or -errno. */
-int pmd_report_json(const char *path, const struct pmd_run *run, int argc, char **argv);
 /*
- * KTAP results (src/report_ktap.c): one line per check, kselftest's totals.
- * "-" writes to the stdout pmd_ktap_take_stdout() kept aside. Returns 0 or -errno.
+ * Writes @path atomically (temp file + rename); "-" writes to the stdout
+ * pmd_report_take_stdout() kept aside. Returns 0 or -errno.
  */
+int pmd_report_json(const char *path, const struct pmd_run *run, int argc, char **argv);
+/* KTAP results (src/report_ktap.c): one line per check, kselftest's totals; "-" as above. */
 int pmd_report_ktap(const char *path, const struct pmd_run *run);
-/* --ktap -: keep stdout for KTAP and send everything else written there to stderr. */
-int pmd_ktap_take_stdout(void);
+/*
+ * --json - or --ktap - (src/report_stdout.c): keep stdout for that report and
+ * send everything else written there to stderr; then open what was kept.
+ */
+int pmd_report_take_stdout(void);
+FILE *pmd_report_open_stdout(void);
 
 struct json_t;
 /* The report document (jansson); the caller owns the reference. */

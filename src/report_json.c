@@ -534,10 +534,19 @@ int pmd_report_json(const char *path, const struct pmd_run *run, int argc, char 
 	int rc = 0;
 
 	if (!strcmp(path, "-")) {
-		rc = json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(12));
-		fputc('\n', stdout);
+		FILE *f = pmd_report_open_stdout();
+
+		if (!f) {
+			rc = -errno;
+			json_decref(doc);
+			return rc;
+		}
+		rc = json_dumpf(doc, f, JSON_INDENT(2) | JSON_REAL_PRECISION(12)) ? -EIO : 0;
+		fputc('\n', f);
+		if (fclose(f) && !rc)
+			rc = -errno;
 		json_decref(doc);
-		return rc ? -EIO : 0;
+		return rc;
 	}
 	/* write then rename: a reader never sees half a report */
 	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());

@@ -24,24 +24,6 @@
 
 #define KTAP_EVENTS_SHOWN 5 /* kept events quoted under a failed check */
 
-/*
- * The real stdout while --ktap - owns it. Like stdout itself this is
- * process state, not run state: set once by main before the run starts.
- */
-static int ktap_stdout_fd = -1;
-
-int pmd_ktap_take_stdout(void)
-{
-	fflush(stdout);
-	ktap_stdout_fd = dup(STDOUT_FILENO);
-	if (ktap_stdout_fd < 0)
-		return -errno;
-	/* the text report, the start line and the status lines now go to stderr */
-	if (dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
-		return -errno;
-	return 0;
-}
-
 struct ktap {
 	FILE *out;
 	unsigned n, pass, fail, skip;
@@ -240,14 +222,9 @@ int pmd_report_ktap(const char *path, const struct pmd_run *run)
 	int rc = 0;
 
 	if (!strcmp(path, "-")) {
-		int fd = dup(ktap_stdout_fd >= 0 ? ktap_stdout_fd : STDOUT_FILENO);
-
-		f = fd >= 0 ? fdopen(fd, "w") : NULL;
-		if (!f) {
-			if (fd >= 0)
-				close(fd);
+		f = pmd_report_open_stdout();
+		if (!f)
 			return -errno;
-		}
 		write_ktap(f, run);
 		return fclose(f) ? -errno : 0;
 	}

@@ -2,7 +2,9 @@
 # labels: e2e
 # timeout: 60
 """The command line as a user meets it: --help, list, bad input (exit 2 with
-the offending value), did-you-mean, scenario files."""
+the offending value), did-you-mean, scenario files, --json - (stdout is the
+report alone, the text goes to stderr)."""
+import json
 import os
 import re
 import sys
@@ -55,4 +57,18 @@ r = run(["--config", f.name, "--threads", "2", "--quiet"])
 check(r.rc == 0 and r.doc["threads"] == 2, "a scenario file runs; the command line overrides it")
 check(r.doc["scenario"] == f.name, "the report names the scenario file")
 os.unlink(f.name)
+
+# --json - without --quiet: stdout parses as one JSON document, the text report is on stderr
+r = run(["--stressors", "fault", "--threads", "2", "--duration", "1s", "--size", "8M",
+         "--progress", "plain", "--json", "-"], json_report=False)
+try:
+    doc = json.loads(r.out)
+except ValueError as e:
+    doc = None
+    check(False, f"--json -: stdout is JSON ({e})\n{r.show()}")
+check(doc and doc["verdict"]["exit_code"] == r.rc and doc["threads"] == 2,
+      f"--json -: the report of this run on stdout (exit {r.rc})")
+check("ran " in r.err and "verdict: " in r.err and
+      re.search(r"^\[[0-9.]+s/1.00s\] ops", r.err, re.M),
+      f"--json -: start line, status lines and text report on stderr\n{r.err[-1500:]}")
 done()
