@@ -370,12 +370,14 @@ void pmd_arena_destroy(struct pmd_arena *a)
 	memset(a, 0, sizeof(*a));
 }
 
-int pmd_arena_zap(struct pmd_arena *a, struct pmd_chunk *c, bool remap, unsigned worker)
+int pmd_arena_zap(struct pmd_arena *a, struct pmd_chunk *c, bool remap, unsigned worker,
+		  int *advice_err)
 {
 	char *addr = (char *)__atomic_load_n(&c->addr, __ATOMIC_ACQUIRE);
 	uint64_t t = pmd_now_ns();
 	int err = 0;
 
+	*advice_err = 0;
 	/*
 	 * MADV_DONTNEED leaves a PMD-mapped huge page's PMD none, but keeps the
 	 * page table of a PTE-mapped range, and on MAP_SHARED it drops only the
@@ -386,14 +388,23 @@ int pmd_arena_zap(struct pmd_arena *a, struct pmd_chunk *c, bool remap, unsigned
 			err = -errno;
 		pmd_chunk_log(c, t, PMD_OP_ZAP_DONTNEED, worker, 0);
 	} else {
-		int advice_err;
-
 		pmd_chunk_retire(c);
-		err = pmd_arena_map_fresh(a, addr, PMD_CHUNK_SIZE, &advice_err);
-		pmd_chunk_revive(c, addr);
+		err = pmd_arena_map_fresh(a, addr, PMD_CHUNK_SIZE, advice_err);
 		if (!err)
-			err = advice_err;
+			pmd_chunk_revive(c, addr);
 		pmd_chunk_log(c, t, PMD_OP_ZAP_REMAP, worker, 0);
+	}
+	if (err) {
+		/*
+		 * Not reset, or only partly: a failed MAP_FIXED may have left a
+		 * hole, a failed madvise some pages zeroed. Whatever it holds is
+		 * neither the old contents nor fresh memory, so no expectation
+		 * fits: nobody may look at it again (a verifier would report the
+		 * syscall's failure as the kernel's corruption).
+		 */
+		if (!pmd_chunk_retired(c))
+			pmd_chunk_retire(c);
+		return err;
 	}
 	__atomic_store_n(&c->gen, pmd_gen_next(c->gen), __ATOMIC_RELAXED);
 	c->nslots = 0;
@@ -403,5 +414,5 @@ int pmd_arena_zap(struct pmd_arena *a, struct pmd_chunk *c, bool remap, unsigned
 	pmd_mask_clear_all(c->maybe_pages);
 	__atomic_and_fetch(&c->flags, ~(uint32_t)(PMD_CF_DISTURBED | PMD_CF_REPORTED),
 			   __ATOMIC_RELAXED);
-	return err;
+	return 0;
 }

@@ -162,6 +162,7 @@ struct fault_group {
 	uint64_t round;		  /* rounds started */
 	uint64_t rng;		  /* the round choices' generator: see group_rand_below() */
 	bool stop;		  /* set by the serial step; read after the gate */
+	unsigned lost;		  /* chunks that could not be reset: out of the run */
 	/* each worker's first store to cur[0] this round, from before to after; 0: none */
 	uint64_t *first_lo, *first_hi;
 } __attribute__((aligned(64)));
@@ -367,13 +368,13 @@ static void finish_round(struct fault_group *g, struct pmd_worker *w)
 	g->ncur = 0;
 }
 
-static void zap_chunk(struct pmd_worker *w, struct pmd_chunk *c,
-		      const struct fault_opts *o)
+/* Reset @c for a round; false if it could not be (it is then out of the run for good). */
+static bool zap_chunk(struct pmd_worker *w, struct pmd_chunk *c, const struct fault_opts *o)
 {
 	struct pmd_arena *a = w->si->arena;
 	uint64_t t = pmd_now_ns();
+	int err, advice_err;
 	bool remap;
-	int err;
 
 	/* never touched since the arena was mapped: already pmd_none */
 	if (__atomic_load_n(&c->gen, __ATOMIC_RELAXED) == 1 && !c->nslots)
@@ -382,9 +383,16 @@ static void zap_chunk(struct pmd_worker *w, struct pmd_chunk *c,
 		remap = a->shared || pmd_thp_probe(w->si->run, c, NULL) != PMD_THPS_THP;
 	else
 		remap = o->zap == ZAP_REMAP;
-	err = pmd_arena_zap(a, c, remap, w->id);
-	if (err)
-		pmd_worker_error(w, err, "fault: resetting chunk %u", c->index);
+	err = pmd_arena_zap(a, c, remap, w->id, &advice_err);
+	if (err) {
+		/* an ENOMEM (RLIMIT_AS, map count, memory) counts as a limit running out */
+		pmd_worker_error(w, err, "fault: resetting chunk %u by %s (chunk left out of the run)",
+				 c->index, remap ? "a fresh mapping" : "MADV_DONTNEED");
+		return false;
+	}
+	if (advice_err)
+		pmd_worker_error(w, advice_err, "fault: THP advice or memory policy on remapped "
+						"chunk %u", c->index);
 	pmd_latency(w, M_ZAP, pmd_now_ns() - t);
 	pmd_count(w, remap ? M_ZAP_REMAP : M_ZAP_DONTNEED, 1);
 advise:
@@ -396,6 +404,7 @@ advise:
 		pmd_arena_madvise_thp(a, addr, PMD_CHUNK_SIZE, huge);
 		pmd_chunk_log(c, t, huge ? PMD_OP_MADV_HUGE : PMD_OP_MADV_NOHUGE, w->id, 0);
 	}
+	return true;
 }
 
 /* With --fault-pages W < 512, only the W pages from @first on are written: the rest read zero. */
@@ -451,7 +460,11 @@ static void start_round(struct fault_group *g, struct pmd_worker *w, const struc
 		/* what the chunk held since its last round must still be there */
 		if (c->nslots)
 			verify_chunk(w, c, false);
-		zap_chunk(w, c, o);
+		/* a chunk that could not be reset stays claimed and closed: nobody uses it */
+		if (!zap_chunk(w, c, o)) {
+			g->lost++;
+			continue;
+		}
 		c->nslots = g->n * (uint32_t)o->passes;
 		c->domain = PMD_STAMP_DOMAIN_RUN;
 		mark_window(c, g->first_page, (unsigned)o->pages);
@@ -488,6 +501,9 @@ static void round_serial(void *arg)
 		return;
 	}
 	start_round(g, w, o);
+	/* every chunk of the group is out of the run: nothing left to race on */
+	if (g->lost >= g->hi - g->lo)
+		g->stop = true;
 }
 
 /* ---- the touches ------------------------------------------------------------- */

@@ -259,9 +259,13 @@ int pmd_arena_policy(const struct pmd_arena *a, void *addr, size_t len);
  * Reset a chunk the caller owns to fresh, zero, pmd_none memory, and bump
  * its generation. @remap forces munmap + mmap MAP_FIXED (frees the page
  * table of a PTE-mapped chunk); otherwise MADV_DONTNEED is used where it
- * leaves the PMD none (private arena, PMD-mapped chunk). Returns 0 or -errno.
+ * leaves the PMD none (private arena, PMD-mapped chunk). Returns 0, with
+ * *advice_err the remap's THP advice or policy error (the reset is done),
+ * or the reset's -errno: then the chunk is left retired for good, its
+ * expectations as they were, and the caller must not hand it back.
  */
-int pmd_arena_zap(struct pmd_arena *a, struct pmd_chunk *c, bool remap, unsigned worker);
+int pmd_arena_zap(struct pmd_arena *a, struct pmd_chunk *c, bool remap, unsigned worker,
+		  int *advice_err);
 
 #define PMD_GEN_MAX 4095u
 static inline uint32_t pmd_gen_next(uint32_t g)
