@@ -329,7 +329,7 @@ static void *monitor_main(void *arg)
 		now = pmd_now_ns();
 		if (now >= next_slow) {
 			check_taint(run);
-			if (!run->aborting)
+			if (!__atomic_load_n(&run->aborting, __ATOMIC_ACQUIRE))
 				check_heartbeats(run, now);
 			next_slow = now + 500000000ull;
 		}

@@ -91,13 +91,27 @@ static void request_stop(struct pmd_run *run)
 	futex_wake_all(&run->stop);
 }
 
+/*
+ * The first to end the run says why, then raises aborting (release): who
+ * sees it raised (acquire) reads the whole reason. strnlen and memcpy only:
+ * the fault handler comes here. False if another was first.
+ */
+static bool abort_claim(struct pmd_run *run, const char *why)
+{
+	size_t n = strnlen(why, sizeof(run->abort_reason) - 1);
+
+	if (__atomic_exchange_n(&run->abort_claimed, true, __ATOMIC_ACQ_REL))
+		return false;
+	memcpy(run->abort_reason, why, n);
+	run->abort_reason[n] = '\0';
+	__atomic_store_n(&run->aborting, true, __ATOMIC_RELEASE);
+	return true;
+}
+
 void pmd_run_abort_signal(struct pmd_run *run)
 {
-	static const char why[] = "fault on a live chunk";
-
-	if (__atomic_exchange_n(&run->aborting, true, __ATOMIC_ACQ_REL))
+	if (!abort_claim(run, "fault on a live chunk"))
 		return;
-	memcpy(run->abort_reason, why, sizeof(why));
 	__atomic_store_n(&run->stop, 1, __ATOMIC_RELEASE);
 	syscall(SYS_futex, &run->stop, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 	syscall(SYS_tgkill, getpid(), run->main_tid, SIGUSR1);
@@ -122,14 +136,13 @@ static void post_fatal_event(struct pmd_run *run)
 								    PMD_CHUNK_STATE_MASK & 3],
 		 (ev->chunk_state & PMD_CHUNK_RETIRED) ? " retired" : "", ev->gen);
 	pmd_event_post(run, ev);
-	run->fatal_pending = 3;
+	__atomic_store_n(&run->fatal_pending, 3, __ATOMIC_RELEASE);
 }
 
 void pmd_run_abort(struct pmd_run *run, const char *why)
 {
-	if (__atomic_exchange_n(&run->aborting, true, __ATOMIC_ACQ_REL))
+	if (!abort_claim(run, why))
 		return;
-	snprintf(run->abort_reason, sizeof(run->abort_reason), "%s", why);
 	request_stop(run);
 	/* wake the main thread out of its sigtimedwait */
 	pthread_kill(run->main_thread, SIGUSR1);
@@ -575,11 +588,13 @@ static void solo_round(struct pmd_run *run, char *why, size_t whylen)
 static bool join_workers(struct pmd_run *run, const sigset_t *set)
 {
 	/* after a hang or a fault on a live chunk, do not wait long for the rest */
-	uint64_t deadline = pmd_now_ns() + (run->aborting ? 2000000000ull
-							  : run->cfg->hang_timeout_ns);
+	bool aborting = __atomic_load_n(&run->aborting, __ATOMIC_ACQUIRE), all = true;
+	uint64_t deadline = pmd_now_ns() + (aborting ? 2000000000ull : run->cfg->hang_timeout_ns);
 	unsigned i;
 
 	for (i = 0; i < run->nworkers; i++) {
+		bool joined = false;
+
 		if (!run->started[i])
 			continue;
 		for (;;) {
@@ -593,8 +608,10 @@ static bool join_workers(struct pmd_run *run, const sigset_t *set)
 				ts.tv_sec++;
 				ts.tv_nsec -= 1000000000;
 			}
-			if (!pthread_timedjoin_np(run->threads[i], NULL, &ts))
+			if (!pthread_timedjoin_np(run->threads[i], NULL, &ts)) {
+				joined = true;
 				break;
+			}
 			(void)t;
 			sig = wait_signal(set, 0);
 			/* second only if a first one stopped the run; else the round was ending */
@@ -605,8 +622,16 @@ static bool join_workers(struct pmd_run *run, const sigset_t *set)
 				snprintf(run->stop_reason, sizeof(run->stop_reason), "%s",
 					 strsignal(sig));
 			}
-			if (pmd_now_ns() > deadline && run->aborting)
-				return false;
+			/*
+			 * A worker parked in the fault handler never returns: leave
+			 * it, but join the others (each gets one more try), so
+			 * that none that finished is left unjoined.
+			 */
+			if (pmd_now_ns() > deadline &&
+			    __atomic_load_n(&run->aborting, __ATOMIC_ACQUIRE)) {
+				all = false;
+				break;
+			}
 			if (pmd_now_ns() > deadline) {
 				struct pmd_event ev;
 
@@ -623,9 +648,10 @@ static bool join_workers(struct pmd_run *run, const sigset_t *set)
 				return false;
 			}
 		}
-		run->started[i] = false;
+		if (joined)
+			run->started[i] = false;
 	}
-	return true;
+	return all;
 }
 
 static void merge_totals(struct pmd_run *run)
@@ -1035,7 +1061,7 @@ int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 		if (cfg->rounds)
 			pmd_bench_round_done(run, i, cfg->warmup && i == 0);
 		if (rc < 0 || __atomic_load_n(&run->stop_signal, __ATOMIC_ACQUIRE) ||
-		    run->aborting)
+		    __atomic_load_n(&run->aborting, __ATOMIC_ACQUIRE))
 			break;
 	}
 	pmd_jsonl_close(run);

@@ -56,12 +56,13 @@ struct pmd_run {
 	unsigned long long start_rss_before, start_rss_after;
 	int stop_signal;     /* atomic: the signal that stopped the run, or 0 */
 	struct pmd_sigwatch sigwatch; /* takes the signals outside the main loop */
-	bool aborting;	     /* a monitor ended the run (hang, fault on a live chunk) */
+	bool aborting;	     /* atomic: a monitor ended the run (hang, fault on a live chunk) */
+	bool abort_claimed;  /* atomic: the first to abort, before its reason is written */
 	char abort_reason[32];
 	struct pmd_monitor mon;
 	/* a fault on a live chunk, filled by the signal handler (src/fatal.c) */
 	struct pmd_event fatal_ev;
-	uint32_t fatal_pending; /* atomic: 1 filling, 2 filled */
+	uint32_t fatal_pending; /* atomic: 1 filling, 2 filled, 3 posted */
 	FILE *jsonl; /* --jsonl */
 	struct pmd_sample last_sample; /* at the last tick */
 	char stop_reason[64];
