@@ -4,12 +4,17 @@
 """ThreadSanitizer: build pmdstress with clang -fsanitize=thread, prove TSan
 reports a deliberate race here, then run the race scenario in every THP mode
 and with --inject, each partner's scenario and the fork, exec and AIM9
-storms, and fail on any report from pmdstress's own code."""
+storms, and the paths signals take: a fault on a live chunk (the fatal
+handler, SIGSEGV and SIGBUS), a hang, --single-thread (its SIGALRM and
+SIGINT handler), SIGINT to a threaded run. Fail on any report from
+pmdstress's own code; no report class is turned off."""
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 from pmdtest import BUILD_DIR, SOURCE_DIR, check, done, skip  # noqa: E402
 
@@ -21,7 +26,7 @@ here = os.path.dirname(os.path.abspath(__file__))
 supp = os.path.join(here, "tsan.supp")
 env = dict(os.environ, CC=clang,
            TSAN_OPTIONS=f"suppressions={supp} halt_on_error=0 second_deadlock_stack=1 "
-                        f"exitcode=66 report_signal_unsafe=0")
+                        f"exitcode=66")
 
 
 def sh(cmd, **kw):
@@ -50,6 +55,7 @@ if not check(r.returncode == 0, f"build the TSan binary\n{r.stdout[-3000:]}{r.st
     done()
 binary = os.path.join(out, "pmdstress")
 
+# (arguments, exit status): an injected corruption or live fault exits 1, a hang 4
 runs = [
     ["--threads", "16", "--duration", "4s", "--thp", "madvise"],
     ["--threads", "16", "--duration", "4s", "--thp", "nohuge"],
@@ -66,15 +72,37 @@ runs = [
     ["--config", "fork", "--threads", "8", "--duration", "2s"],
     ["--config", "exec", "--threads", "8", "--duration", "2s"],
     ["--config", "aim9", "--threads", "8", "--duration", "2s"],
+    # the fatal handler on a live chunk, the worker parked in it, the run ended around it
+    ["--threads", "8", "--duration", "3s", "--inject", "segv:2:5"],
+    ["--threads", "8", "--duration", "3s", "--inject", "sigbus:2:5"],
+    ["--threads", "4", "--stressors", "fault", "--duration", "20s", "--hang-timeout", "2s",
+     "--inject", "hang:1"],
+    # the worker on the main thread, ended by its SIGALRM handler
+    ["--single-thread", "--threads", "1", "--stressors", "fault", "--duration", "2s"],
 ]
+
+
+def verdict(args, rc, want, err, out):
+    reports = re.findall(r"WARNING: ThreadSanitizer: [^\n]*", err)
+    check(not reports and rc in want and "FATAL" not in err,
+          f"TSan clean: {' '.join(args)} (rc {rc}, expected {want}, {len(reports)} reports)"
+          + ("\n" + err[:6000] + "\n--- report (tail)\n" + out[-3000:]
+             if reports or rc not in want else ""))
+
+
 for args in runs:
     r = sh([binary] + args + ["--progress", "off"], timeout=300)
-    reports = re.findall(r"WARNING: ThreadSanitizer: [^\n]*", r.stderr)
-    # only the run with an injected corruption may (and must) end with exit 1
-    want = 1 if "--inject" in args else 0
-    check(not reports and r.returncode == want and "FATAL" not in r.stderr,
-          f"TSan clean: {' '.join(args)} (rc {r.returncode}, expected {want}, "
-          f"{len(reports)} reports)"
-          + ("\n" + r.stderr[:6000] + "\n--- report (tail)\n" + r.stdout[-3000:]
-             if reports or r.returncode != want else ""))
+    want = 4 if "hang:1" in args else 1 if "--inject" in args else 0
+    verdict(args, r.returncode, (want,), r.stderr, r.stdout)
+
+# SIGINT: the threaded run's signal watcher, and --single-thread's handler
+for args in [["--threads", "8", "--duration", "30s"],
+             ["--single-thread", "--threads", "1", "--stressors", "fault", "--duration", "30s"]]:
+    p = subprocess.Popen([binary] + args + ["--progress", "off"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env, errors="replace")
+    time.sleep(3)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=120)
+    # a clean run stopped by SIGINT dies of it after its report
+    verdict(args + ["(SIGINT)"], p.returncode, (-signal.SIGINT, 130), err, out)
 done()
