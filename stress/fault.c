@@ -275,13 +275,14 @@ static bool inject_due(const struct pmd_worker *w, const struct fault_group *g)
 static int truncated_file_page(char *pa)
 {
 	int fd = memfd_create("pmdstress-sigbus", MFD_CLOEXEC), err = 0;
+	void *m = MAP_FAILED;
 
 	if (fd < 0)
 		return -errno;
-	if (ftruncate(fd, PMD_PAGE_SIZE) ||
-	    mmap(pa, PMD_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) ==
-		MAP_FAILED ||
-	    ftruncate(fd, 0))
+	if (!ftruncate(fd, PMD_PAGE_SIZE))
+		m = mmap(pa, PMD_PAGE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+	/* the page stays mapped at @pa on purpose: the workers' next store hits it */
+	if (m == MAP_FAILED || ftruncate(fd, 0))
 		err = -errno;
 	close(fd);
 	return err;
