@@ -21,11 +21,20 @@ Sections:
   sensitivity  a known per-page delay is flagged by `pmdstress compare` at
             the right size; two identical runs are not flagged
 
-Exit 0 when every figure meets its target, 1 otherwise, 2 on a usage error.
+A ratio figure is measured in interleaved triplets (bare, pmdstress, bare
+again) and reported as the median ratio with its 95% bootstrap interval,
+beside the bare loop measured against itself (the machine's resolution);
+see class Table.
+
+Exit 0 when every figure meets its target, 1 when one is missed (its whole
+interval beyond the target), 3 when none is missed but one is unsettled
+(its interval straddles the target: this machine's noise is larger than the
+target), 2 on a usage error.
 """
 import argparse
 import json
 import os
+import random
 import re
 import shutil
 import statistics
@@ -87,71 +96,129 @@ def fault_rounds(doc):
     return out
 
 
+MIN_TRIPLETS = 6
+
+
+def boot_ci(values, stat=statistics.median, n=2000, seed=1):
+    """95% percentile-bootstrap interval of @stat over @values (resampled with
+    replacement, a fixed seed so a rerun on the same samples agrees)."""
+    rng = random.Random(seed)
+    est = sorted(stat([rng.choice(values) for _ in values]) for _ in range(n))
+    return est[int(0.025 * n)], est[int(0.975 * n) - 1]
+
+
 class Table:
+    """Rows of figures. A ratio row is measured in interleaved triplets:
+    bare, pmdstress, bare again. Each triplet gives one ratio, pmdstress over
+    the mean of the two bare runs around it (so a drift of the machine during
+    the triplet cancels), and one control, the second bare run over the first:
+    what the same loop measures against itself at that distance, the
+    resolution of this machine. A row reports the median ratio and its 95%
+    bootstrap interval; the target is met when the whole interval is within
+    it, missed when the whole interval is beyond it, and unsettled when the
+    interval straddles it: the noise is larger than what the target asks to
+    see, and more triplets or a quieter machine are needed. A row is
+    unsettled too with fewer than MIN_TRIPLETS triplets (a bootstrap of
+    fewer says nothing), and when the bare loop against itself is off 1 by
+    more than its own interval: the machine changed under the measurement."""
+
     def __init__(self):
         self.rows = []
 
-    def add(self, figure, bare_v, pmd_v, target, unit, lower_better=True, note=""):
-        ratio = pmd_v / bare_v if bare_v else float("nan")
-        ok = ratio <= target if lower_better else ratio >= target
-        self.rows.append((figure, bare_v, pmd_v, ratio, target, unit, lower_better, ok, note))
+    def add(self, figure, triplets, target, unit, lower_better=True, note=""):
+        """@triplets: (bare, pmdstress, bare again) per interleaved triplet."""
+        ratios = [p / ((b + b2) / 2) for b, p, b2 in triplets]
+        controls = [b2 / b for b, p, b2 in triplets]
+        ratio, (lo, hi) = statistics.median(ratios), boot_ci(ratios)
+        ctl, (clo, chi) = statistics.median(controls), boot_ci(controls)
+        if len(triplets) < MIN_TRIPLETS or not clo <= 1 <= chi:
+            verdict = "unsettled"
+        elif lower_better:
+            verdict = "yes" if hi <= target else "no" if lo > target else "unsettled"
+        else:
+            verdict = "yes" if lo >= target else "no" if hi < target else "unsettled"
+        bare_v = statistics.median(x for b, p, b2 in triplets for x in (b, b2))
+        pmd_v = statistics.median(p for b, p, b2 in triplets)
+        self.rows.append(dict(figure=figure, bare=bare_v, pmd=pmd_v, ratio=ratio, ci=(lo, hi),
+                              control=ctl, control_ci=(clo, chi), target=target, unit=unit,
+                              lower=lower_better, verdict=verdict, n=len(triplets)))
         print(f"  {figure}: bare {bare_v:.1f} {unit}, pmdstress {pmd_v:.1f} {unit}, "
-              f"ratio {ratio:.3f} (target {'<=' if lower_better else '>='} {target}) "
-              f"{'ok' if ok else 'MISSED'} {note}", flush=True)
+              f"ratio {ratio:.3f} [{lo:.3f}, {hi:.3f}] (target {'<=' if lower_better else '>='} "
+              f"{target}; bare against itself {ctl:.3f} [{clo:.3f}, {chi:.3f}], "
+              f"{len(triplets)} triplets) {verdict} {note}", flush=True)
 
     def add_check(self, figure, value, target, unit, ok, note=""):
-        self.rows.append((figure, None, value, None, target, unit, None, ok, note))
+        self.rows.append(dict(figure=figure, bare=None, pmd=value, target=target, unit=unit,
+                              verdict="yes" if ok else "no"))
         print(f"  {figure}: {value} {unit} (target {target}) {'ok' if ok else 'MISSED'} {note}",
               flush=True)
 
     def markdown(self):
-        lines = ["| figure | bare | pmdstress | ratio | target | met |",
-                 "| --- | --- | --- | --- | --- | --- |"]
-        for fig, b, p, r, t, unit, lower, ok, note in self.rows:
-            if b is None:
-                lines.append(f"| {fig} | | {p} {unit} | | {t} | {'yes' if ok else 'no'} |")
-            else:
-                lines.append(f"| {fig} | {b:.1f} {unit} | {p:.1f} {unit} | {r:.3f} | "
-                             f"{'≤' if lower else '≥'} {t} | {'yes' if ok else 'no'} |")
+        lines = ["| figure | bare | pmdstress | ratio [95% CI] | bare against itself | target | met |",
+                 "| --- | --- | --- | --- | --- | --- | --- |"]
+        for r in self.rows:
+            if r["bare"] is None:
+                lines.append(f"| {r['figure']} | | {r['pmd']} {r['unit']} | | | {r['target']} | "
+                             f"{r['verdict']} |")
+                continue
+            lo, hi = r["ci"]
+            clo, chi = r["control_ci"]
+            lines.append(f"| {r['figure']} | {r['bare']:.1f} {r['unit']} | {r['pmd']:.1f} "
+                         f"{r['unit']} | {r['ratio']:.3f} [{lo:.3f}, {hi:.3f}] | "
+                         f"{r['control']:.3f} [{clo:.3f}, {chi:.3f}] | "
+                         f"{'≤' if r['lower'] else '≥'} {r['target']} | {r['verdict']} |")
         return "\n".join(lines)
+
+    def exit_code(self):
+        verdicts = {r["verdict"] for r in self.rows}
+        return 1 if "no" in verdicts else 3 if "unsettled" in verdicts else 0
+
+
+def triplets(n, bare_sample, pmd_sample):
+    """@n interleaved (bare, pmdstress, bare again) samples."""
+    out = []
+    for _ in range(n):
+        out.append((bare_sample(), pmd_sample(), bare_sample()))
+    return out
 
 
 def section_fault(t, bare_bin, quick):
-    pairs, rounds = (3, 4) if quick else (6, 6)
+    n, rounds = (3, 4) if quick else (8, 6)
     size = 64 if quick else 256
     for thp in ("4k", "thp"):
         for verify in ("off", "on"):
-            b, p = [], []
-            for _ in range(pairs):
-                # one round of each is a warm-up (cold memory handed back to the host)
+            # one round of each is a warm-up (cold memory handed back to the host)
+            def bare_ns():
                 rows = bare(bare_bin, "fault", size, rounds + 1, thp)[1:]
-                b.append(statistics.median(r["ns_per_page"] for r in rows))
+                return statistics.median(r["ns_per_page"] for r in rows)
+
+            def pmd_ns():
                 doc = pmd("--stressors", "fault", "--threads", 1, "--fault-chunks", 0,
                           "--fault-sweeps", 1, "--fault-order", "forward", "--rounds", rounds,
                           "--size", f"{size}M", "--thp", "nohuge" if thp == "4k" else "madvise",
                           "--verify", verify)
-                p.append(statistics.median(fault_rounds(doc)))
-            t.add(f"first touch, {thp} pages, verify {verify}", statistics.median(b),
-                  statistics.median(p), 1.03 if verify == "off" else 1.25, "ns/page")
+                return statistics.median(fault_rounds(doc))
+            t.add(f"first touch, {thp} pages, verify {verify}", triplets(n, bare_ns, pmd_ns),
+                  1.03 if verify == "off" else 1.25, "ns/page")
 
 
 def section_mt(t, bare_bin, quick):
     threads = max(2, os.cpu_count() or 2)
-    pairs, rounds, size = (3, 3, 64) if quick else (5, 5, 256)
+    n, rounds, size = (3, 3, 64) if quick else (8, 5, 256)
     for thp in ("4k", "thp"):
-        b, p = [], []
-        for _ in range(pairs):
+        # per-thread ns per page -> faults per second of all threads
+        def bare_rate():
             rows = bare(bare_bin, "mt", threads, size, rounds + 1, thp)[1:]
-            b.append(statistics.median(r["ns_per_page"] for r in rows))
+            return threads * 1e9 / statistics.median(r["ns_per_page"] for r in rows)
+
+        def pmd_rate():
             doc = pmd("--stressors", "fault", "--threads", threads, "--fault-group", 1,
                       "--fault-chunks", 0, "--fault-sweeps", 1, "--fault-order", "forward",
                       "--rounds", rounds, "--size", f"{size}M",
                       "--thp", "nohuge" if thp == "4k" else "madvise", "--verify", "off")
-            p.append(statistics.median(fault_rounds(doc)))
-        bb, pp = statistics.median(b), statistics.median(p)
-        # per-thread ns per page -> faults per second of all threads
-        t.add(f"{threads} threads first touch, {thp}, faults/s", threads * 1e9 / bb,
-              threads * 1e9 / pp, 0.97, "pages/s", lower_better=False)
+            return threads * 1e9 / statistics.median(fault_rounds(doc))
+        t.add(f"{threads} threads first touch, {thp}, faults/s", triplets(n, bare_rate, pmd_rate),
+              0.97, "pages/s", lower_better=False)
 
 
 def stressors_available():
@@ -161,38 +228,37 @@ def stressors_available():
 
 def section_forkexec(t, bare_bin, quick):
     have = stressors_available()
-    secs = 2 if quick else 4
-    pairs = 3 if quick else 5
+    secs = 1 if quick else 2
+    n = 3 if quick else 6
     pop_mb = 64
     for kind in ("fork", "exec"):
         if kind not in have:
             print(f"  {kind}: skipped: no {kind} stressor in this build")
             continue
+        # the same populated size, and for exec the same program: pmdstress's --exec-child
+        extra = [PMD, "--exec-child"] if kind == "exec" else []
         for thp in ("4k", "thp"):
-            b, b3, p1, p = [], [], [], []
-            for _ in range(pairs):
-                # the same populated size, and for exec the same program: pmdstress's
-                # --exec-child
-                extra = [PMD, "--exec-child"] if kind == "exec" else []
-                args = ("--config", "aim9" if thp == "thp" else "aim9_4k", "--stressors", kind,
-                        "--size", f"{pop_mb}M", "--duration", f"{secs}s", "--rounds", 1)
-                b.append(bare(bare_bin, kind, pop_mb, secs, thp, *extra)[0]["ops_per_s"])
-                # --single-thread: the worker on the main thread, no other thread, like
-                # the bare loop and AIM9's fork_test
-                doc = pmd(*args, "--single-thread")
-                p1.append([x for x in doc["stressors"] if x["name"] == kind][0]["ops_per_s"])
-                # by default pmdstress forks from its worker while its main thread and
-                # its oracle thread sleep: the bare loop with two sleeping threads
-                b3.append(bare(bare_bin, kind, pop_mb, secs, thp, *extra,
-                               idle_threads=2)[0]["ops_per_s"])
-                doc = pmd(*args)
-                p.append([x for x in doc["stressors"] if x["name"] == kind][0]["ops_per_s"])
+            args = ("--config", "aim9" if thp == "thp" else "aim9_4k", "--stressors", kind,
+                    "--size", f"{pop_mb}M", "--duration", f"{secs}s", "--rounds", 1)
+
+            def bare_rate(idle=0):
+                return bare(bare_bin, kind, pop_mb, secs, thp, *extra,
+                            idle_threads=idle)[0]["ops_per_s"]
+
+            def pmd_rate(*more):
+                doc = pmd(*args, *more)
+                return [x for x in doc["stressors"] if x["name"] == kind][0]["ops_per_s"]
+            # --single-thread: the worker on the main thread, no other thread, like the
+            # bare loop and AIM9's fork_test
             t.add(f"{kind}/s, parent populated with {thp} pages, --single-thread",
-                  statistics.median(b), statistics.median(p1), 0.97, f"{kind}s/s",
-                  lower_better=False, note=f"({pop_mb} MiB populated; bare single-threaded)")
-            t.add(f"{kind}/s, {thp} pages, threaded (default)", statistics.median(b3),
-                  statistics.median(p), 0.97, f"{kind}s/s", lower_better=False,
-                  note="(bare with 2 sleeping threads: the same process shape)")
+                  triplets(n, bare_rate, lambda: pmd_rate("--single-thread")), 0.97,
+                  f"{kind}s/s", lower_better=False,
+                  note=f"({pop_mb} MiB populated; bare single-threaded)")
+            # by default pmdstress forks from its worker while its main thread and its
+            # oracle thread sleep: the bare loop with two sleeping threads
+            t.add(f"{kind}/s, {thp} pages, threaded (default)",
+                  triplets(n, lambda: bare_rate(2), pmd_rate), 0.97, f"{kind}s/s",
+                  lower_better=False, note="(bare with 2 sleeping threads: the same process shape)")
 
 
 def section_scale(t, quick):
@@ -227,8 +293,13 @@ def merged(docs, path):
 def section_sensitivity(t, quick):
     """A known per-page delay must be flagged, at about its size, and identical
     runs must not be. The runs of A, B and A' are interleaved (A B A' A B A' ...)
-    and their rounds pooled, so the machine's drift falls on all three alike."""
-    reps, rounds = (3, 3) if quick else (5, 4)
+    and their rounds pooled, so the machine's drift falls on all three alike.
+    One measured round per run: rounds of one process share its physical
+    pages and their backing by the host, so they vary less among themselves
+    than runs do, and pooling several rounds per run made Welch's test see
+    run-to-run noise as a difference (two identical runs flagged -12.8%,
+    5 runs of 4 rounds each, 2026-12-03)."""
+    reps, rounds = (4, 1) if quick else (12, 1)
     delay_ns = 1000
     base = ["--stressors", "fault", "--threads", 1, "--fault-chunks", 0, "--fault-sweeps", 1,
             "--fault-order", "forward", "--rounds", rounds, "--size", "64M", "--thp", "nohuge",
@@ -282,7 +353,7 @@ def main():
                     f"kernel {uname.release}, {os.cpu_count()} CPUs, load average {load:.1f} "
                     f"at the start\n\n{md}\n")
     shutil.rmtree(TMP, ignore_errors=True)
-    return 0 if all(r[7] for r in t.rows) else 1
+    return t.exit_code()
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ scale and sensitivity sections against this build and prints its table.
 It does not judge the targets (timings are for bench/run.py on a quiet
 machine, not for a test); it checks that every figure was measured."""
 import os
+import re
 import subprocess
 import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
@@ -13,13 +14,41 @@ from pmdtest import SOURCE_DIR, check, done  # noqa: E402
 
 p = subprocess.run([sys.executable, os.path.join(SOURCE_DIR, "bench", "run.py"), "--quick",
                     "--only", "scale,fault"], capture_output=True, text=True, timeout=280)
-check(p.returncode in (0, 1), f"bench/run.py ran (rc {p.returncode})\n{p.stderr[-2000:]}")
+check(p.returncode in (0, 1, 3), f"bench/run.py ran (rc {p.returncode})\n{p.stderr[-2000:]}")
 rows = [l for l in p.stdout.splitlines() if l.startswith("| ") and "---" not in l][1:]
 check(len(rows) == 8, f"8 figures measured ({len(rows)})\n{p.stdout[-3000:]}")
-check(all(" | yes |" in r or " | no |" in r for r in rows), "each figure has a verdict")
+check(all(re.search(r" \| (yes|no|unsettled) \|$", r) for r in rows), "each figure has a verdict")
+ratio_rows = [r for r in rows if "first touch" in r]
+check(len(ratio_rows) == 4 and all(r.endswith(" | unsettled |") for r in ratio_rows),
+      "--quick's 3 triplets settle no ratio (fewer than MIN_TRIPLETS)")
+check(all(re.search(r"\| \d+\.\d{3} \[\d+\.\d{3}, \d+\.\d{3}\] \| \d+\.\d{3} \[", r)
+          for r in ratio_rows), "ratio rows show the interval and the bare-against-itself control")
 check(any("start-up" in r for r in rows) and any("verify on" in r for r in rows),
       "scale and fault sections present")
 p = subprocess.run([sys.executable, os.path.join(SOURCE_DIR, "bench", "run.py"), "--only", "nosuch"],
                    capture_output=True, text=True, timeout=60)
 check(p.returncode == 2 and "unknown section" in p.stderr, "an unknown section: exit 2")
+
+# The verdict rule on triplets whose answer is known (bare, pmdstress, bare again)
+sys.path.insert(0, os.path.join(SOURCE_DIR, "bench"))
+sys.argv = sys.argv[:1]
+import run as bench  # noqa: E402
+import shutil  # noqa: E402
+shutil.rmtree(bench.TMP, ignore_errors=True)
+
+def verdict(trips, target=1.03, lower=True):
+    t = bench.Table()
+    t.add("x", trips, target, "ns", lower_better=lower)
+    return t.rows[-1]["verdict"], t.exit_code()
+
+wobble = [0.99, 1.01, 1.0, 0.995, 1.005, 1.0, 0.99, 1.01]
+check(verdict([(100 * w, 100, 100 / w) for w in wobble]) == ("yes", 0), "same cost: met")
+check(verdict([(100 * w, 110, 100 / w) for w in wobble]) == ("no", 1), "10% dearer: missed")
+check(verdict([(100, 100 * f, 100) for f in (0.8, 1.25, 0.9, 1.2, 1.0, 1.1, 0.85, 1.15)])[0]
+      == "unsettled", "noise wider than the target: unsettled")
+check(verdict([(100, 100, 100)] * 5) == ("unsettled", 3), "5 triplets: unsettled, exit 3")
+check(verdict([(100 * w, 115, 130 / w) for w in wobble])[0] == "unsettled",
+      "bare against itself off 1 (the machine changed): unsettled")
+check(verdict([(100 * w, 99, 100 / w) for w in wobble], target=0.97, lower=False)[0] == "yes",
+      "a rate at 0.99 of bare meets >= 0.97")
 done()
