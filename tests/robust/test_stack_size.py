@@ -21,8 +21,11 @@ check(r.rc == 2 and len(lines) == 1 and "--stack-size" in lines[0] and "'15K'" i
 base = ["--stack-size", MIN, "--duration", "2s", "--size", "32M", "--progress", "off", "--quiet"]
 
 
-def ran_clean(what, args, stressors):
+def ran_clean(what, args, stressors, may_not_run=False):
     r = run(base + args)
+    if may_not_run and r.rc == 125:
+        print(f"# {what}: cannot run here: {r.err.strip()[-200:]}")
+        return r
     check(r.rc == 0 and r.doc and r.doc["verdict"]["status"] == "clean",
           f"{what}: clean at --stack-size {MIN}\n{r.show()}")
     for name in stressors:
@@ -33,12 +36,10 @@ def ran_clean(what, args, stressors):
 
 probes = ["scan", "smaps"] + (["kpageflags"] if is_root() else [])
 for probe in probes:
-    r = run(base + ["--stressors", "fault", "--threads", "2", "--thp-probe", probe],
-            json_report=False)
-    if r.rc == 125 and probe == "scan":
-        continue  # a kernel before 6.7; test_thp_probe checks the refusal
+    # scan: not before 6.7 (exit 125; test_thp_probe checks the refusal)
     ran_clean(f"probe {probe}", ["--config", "race", "--threads", "8", "--thp-probe", probe],
-              ["fault", "toggle", "zap", "split", "collapse", "procwalk", "fork"])
+              ["fault", "toggle", "zap", "split", "collapse", "procwalk", "fork"],
+              may_not_run=probe == "scan")
 ran_clean("exec", ["--config", "exec", "--threads", "4"], ["fault", "exec"])
 for st in ["brk", "page"]:
     ran_clean(st, ["--config", "aim9", "--stressors", st, "--rounds", "1"], [st])
