@@ -201,11 +201,11 @@ static void vmstat_lines(FILE *out, const struct pmd_run *run)
 		if (!pmd_vmstat_delta(&run->vm_before, &run->vm_after, run->vm_after.e[i].name, &d) ||
 		    !d)
 			continue;
-		col += (unsigned)fprintf(out, " %s %" PRId64, run->vm_after.e[i].name, d);
-		if (col > 76) {
+		if (col > 76) { /* break before an item: no line left with only the indent */
 			fprintf(out, "\n ");
 			col = 0;
 		}
+		col += (unsigned)fprintf(out, " %s %" PRId64, run->vm_after.e[i].name, d);
 	}
 	fprintf(out, "\n");
 }
