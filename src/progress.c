@@ -63,12 +63,10 @@ void pmd_progress_init(struct pmd_progress *p, const struct pmd_run *run)
 	p->enabled = mode != PMD_PROGRESS_OFF && !run->cfg->quiet;
 	p->live = mode == PMD_PROGRESS_LINE ||
 		  (mode == PMD_PROGRESS_AUTO && isatty(fileno(stdout)));
-	pmd_sample_take(run, &p->last);
-	p->last.t_ns = run->t0;
 }
 
 void pmd_progress_tick(struct pmd_progress *p, const struct pmd_run *run,
-		       const struct pmd_sample *sample)
+		       const struct pmd_sample *prev, const struct pmd_sample *sample)
 {
 	struct pmd_sample s = *sample;
 	uint64_t now = s.t_ns;
@@ -79,7 +77,7 @@ void pmd_progress_tick(struct pmd_progress *p, const struct pmd_run *run,
 
 	if (!p->enabled)
 		return;
-	dt = (double)(s.t_ns - p->last.t_ns) / 1e9;
+	dt = (double)(s.t_ns - prev->t_ns) / 1e9;
 	if (dt <= 0)
 		dt = 1e-9;
 	/* this interval's share, so a live line shows what is happening now */
@@ -88,11 +86,11 @@ void pmd_progress_tick(struct pmd_progress *p, const struct pmd_run *run,
 		unsigned k;
 
 		for (k = 0; k < PMD_THPS_COUNT; k++)
-			d.thp[k] -= p->last.thp[k];
+			d.thp[k] -= prev->thp[k];
 		share = pmd_sample_thp_share(&d);
 	}
-	rate((double)(s.ops - p->last.ops) / dt, ops, sizeof(ops));
-	rate((double)(s.faults - p->last.faults) / dt, flt, sizeof(flt));
+	rate((double)(s.ops - prev->ops) / dt, ops, sizeof(ops));
+	rate((double)(s.faults - prev->faults) / dt, flt, sizeof(flt));
 	if (share < 0)
 		snprintf(thp, sizeof(thp), "-");
 	else
@@ -109,7 +107,6 @@ void pmd_progress_tick(struct pmd_progress *p, const struct pmd_run *run,
 		fprintf(p->out, "%s\n", line);
 	}
 	fflush(p->out);
-	p->last = s;
 }
 
 void pmd_progress_done(struct pmd_progress *p, const struct pmd_run *run)

@@ -22,7 +22,6 @@ struct pmd_progress {
 	FILE *out;
 	bool live;    /* rewrite one line on a terminal */
 	bool enabled;
-	struct pmd_sample last;
 	unsigned width;
 };
 
@@ -31,8 +30,13 @@ void pmd_sample_take(const struct pmd_run *run, struct pmd_sample *s);
 double pmd_sample_thp_share(const struct pmd_sample *s);
 
 void pmd_progress_init(struct pmd_progress *p, const struct pmd_run *run);
+/*
+ * One status line for the interval from @prev to @s: the caller passes the
+ * same two samples it gives pmd_jsonl_write(), so the line and the JSON line
+ * show the same numbers.
+ */
 void pmd_progress_tick(struct pmd_progress *p, const struct pmd_run *run,
-		       const struct pmd_sample *s);
+		       const struct pmd_sample *prev, const struct pmd_sample *s);
 void pmd_progress_done(struct pmd_progress *p, const struct pmd_run *run);
 
 #endif

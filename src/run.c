@@ -502,7 +502,7 @@ static void main_loop(struct pmd_run *run, const sigset_t *set, char *why, size_
 			pmd_events_drain(run);
 			first_corruption_dump(run);
 			pmd_sample_take(run, &sample);
-			pmd_progress_tick(&prog, run, &sample);
+			pmd_progress_tick(&prog, run, &run->last_sample, &sample);
 			pmd_jsonl_write(run, &run->last_sample, &sample);
 			run->last_sample = sample;
 			next += cfg->interval_ns;
