@@ -14,6 +14,27 @@
 #include <string.h>
 #include <strings.h>
 
+void pmd_err_one_line(char *err, size_t len)
+{
+	char out[1024];
+	size_t n = 0, cap = len < sizeof(out) ? len : sizeof(out);
+	const unsigned char *p;
+
+	if (!len)
+		return;
+	for (p = (const unsigned char *)err; *p && n + 1 < cap; p++) {
+		if (*p >= 0x20 && *p != 0x7f) {
+			out[n++] = (char)*p;
+		} else {
+			if (n + 5 > cap)
+				break;
+			n += (size_t)snprintf(out + n, cap - n, "\\x%02x", *p);
+		}
+	}
+	out[n] = 0;
+	memcpy(err, out, n + 1);
+}
+
 int pmd_errf(char *err, size_t len, const char *fmt, ...)
 {
 	va_list ap;
@@ -21,6 +42,7 @@ int pmd_errf(char *err, size_t len, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err, len, fmt, ap);
 	va_end(ap);
+	pmd_err_one_line(err, len);
 	return -EINVAL;
 }
 

@@ -5,6 +5,8 @@
 #include "jsonline.h"
 #include "report.h"
 
+#include <pmdstress/option.h>
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -28,6 +30,7 @@ int pmd_jerr(const struct pmd_jctx *x, const char *where, const char *fmt, ...)
 		snprintf(x->err, x->errlen, "%s: %s: %s", x->file, where, msg);
 	else
 		snprintf(x->err, x->errlen, "%s: %s", x->file, msg);
+	pmd_err_one_line(x->err, x->errlen); /* a key or value may hold a newline */
 	return -EINVAL;
 }
 

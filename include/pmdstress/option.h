@@ -71,7 +71,12 @@ const char *pmd_opt_suggest(const struct pmd_option *table, const char *name);
 /* Describe the type and range of @opt for help and error text ("size 2M..64G"). */
 void pmd_opt_describe(const struct pmd_option *opt, char *buf, size_t len);
 
-/* printf into @err (one line for the user) and return -EINVAL: for the error paths. */
+/*
+ * Make @err one line whatever a value in it held: each control byte becomes
+ * \xNN (what does not fit in @len is cut).
+ */
+void pmd_err_one_line(char *err, size_t len);
+/* printf into @err (one line for the user, pmd_err_one_line()) and return -EINVAL. */
 int pmd_errf(char *err, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 static inline bool pmd_opt_bool(const void *base, const struct pmd_option *opt)

@@ -65,6 +65,11 @@ int main(void)
 	const struct pmd_option *o;
 
 	memset(&cfg, 0, sizeof(cfg));
+	/* an error is one line whatever the value held (fuzz_report found a key with a newline) */
+	pmd_errf(err, sizeof(err), "no option --%s here", "c\nfig\x7f");
+	CHECK_STR(err, "no option --c\\x0afig\\x7f here", "control bytes shown as \\xNN");
+	pmd_errf(err, 12, "%s", "abcdefgh\n\n");
+	CHECK_STR(err, "abcdefgh", "an escape that does not fit is cut whole");
 	CHECK(argv_cfg(&cfg, "") == 0, "defaults load the race scenario: %s", err);
 	CHECK_EQ_U64(cfg.duration_ns, 10000000000ull, "default duration 10s");
 	CHECK_EQ_U64(cfg.size, 64ull << 20, "default size 64M");
