@@ -21,17 +21,12 @@ static void help(void)
 
 static int usage_error(const char *msg)
 {
-	const unsigned char *p;
+	char line[1024];
 
 	/* one line, whatever the offending value held: control bytes are shown as \xNN */
-	fputs("pmdstress: ", stderr);
-	for (p = (const unsigned char *)msg; *p; p++) {
-		if (*p < 0x20 || *p == 0x7f)
-			fprintf(stderr, "\\x%02x", *p);
-		else
-			fputc(*p, stderr);
-	}
-	fputc('\n', stderr);
+	snprintf(line, sizeof(line), "%s", msg);
+	pmd_err_one_line(line, sizeof(line));
+	fprintf(stderr, "pmdstress: %s\n", line);
 	return 2;
 }
 
