@@ -348,6 +348,12 @@ static int alloc_workers(struct pmd_run *run)
 		return -errno;
 	}
 	madvise(run->wstats, bytes, MADV_NOHUGEPAGE);
+	/*
+	 * No child inherits it (the fork and exec children never count, see
+	 * stress/fork.h): fork() then leaves these pages writable, and a
+	 * worker's next count after every fork is no copy-on-write fault.
+	 */
+	madvise(run->wstats, bytes, MADV_DONTFORK);
 	run->workers = calloc(run->nworkers ? run->nworkers : 1, sizeof(*run->workers));
 	run->threads = calloc(run->nworkers ? run->nworkers : 1, sizeof(*run->threads));
 	run->started = calloc(run->nworkers ? run->nworkers : 1, sizeof(*run->started));
