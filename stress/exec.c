@@ -39,7 +39,6 @@
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <urcu.h>
 
 extern char **environ;
 
@@ -219,14 +218,14 @@ static int exec_once(struct pmd_worker *w, const struct exec_priv *ep)
 	char buf[64];
 
 	/*
-	 * The pipe is made and its write end closed inside the fork hooks, which
-	 * serialise bracketed forks: no other worker's child can inherit it and
+	 * The pipe is made and its write end closed inside the fork lock, which
+	 * serialises the forks of all workers: no other worker's child can inherit it and
 	 * hold the end-of-file back.
 	 */
-	call_rcu_before_fork();
+	pmd_fork_lock();
 	if (pipe2(pfd, O_CLOEXEC)) {
 		err = -errno;
-		call_rcu_after_fork_parent();
+		pmd_fork_unlock();
 		pmd_worker_error(w, err, "exec: pipe2");
 		return err;
 	}
@@ -237,7 +236,7 @@ static int exec_once(struct pmd_worker *w, const struct exec_priv *ep)
 		exec_child(ep, pfd[1]);
 	t1 = pmd_now_ns();
 	close(pfd[1]);
-	call_rcu_after_fork_parent();
+	pmd_fork_unlock();
 	if (pid < 0) {
 		close(pfd[0]);
 		if (pmd_fork_backoff(w, err, M_EAGAIN))

@@ -71,6 +71,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -236,6 +237,41 @@ struct fork_priv {
 };
 
 /* ---- shared with exec (fork.h) ------------------------------------------- */
+
+/*
+ * The lock word lives in a page of its own marked MADV_DONTFORK: fork()
+ * write-protects every private page the parent has, and the first write to
+ * one after it is a copy-on-write fault, so a lock in the program's data
+ * (liburcu's call_rcu mutex was one) costs the parent a page fault per fork
+ * that the bare loop does not pay. No child has the page at all.
+ */
+static pthread_mutex_t fallback_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t *fork_mutex = &fallback_lock;
+static pthread_once_t fork_mutex_once = PTHREAD_ONCE_INIT;
+
+static void fork_mutex_init(void)
+{
+	void *p = mmap(NULL, sizeof(pthread_mutex_t), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	/* without the page, the lock in data still serialises: only slower */
+	if (p == MAP_FAILED)
+		return;
+	madvise(p, sizeof(pthread_mutex_t), MADV_DONTFORK);
+	pthread_mutex_init(p, NULL);
+	fork_mutex = p;
+}
+
+void pmd_fork_lock(void)
+{
+	pthread_once(&fork_mutex_once, fork_mutex_init);
+	pthread_mutex_lock(fork_mutex);
+}
+
+void pmd_fork_unlock(void)
+{
+	pthread_mutex_unlock(fork_mutex);
+}
 
 int pmd_fork_wait_fd(struct pmd_worker *w, int fd)
 {
@@ -1000,7 +1036,7 @@ static int fork_once(struct pmd_worker *w, struct fork_priv *fp, struct fork_wor
 	}
 	memset(fw->res, 0, sizeof(*fw->res));
 	self = getpid();
-	call_rcu_before_fork();
+	pmd_fork_lock();
 	writer_open(w, fw);
 	if (fw->writing)
 		s0 = pmd_fork_writer_seq(&fw->wr);
@@ -1024,7 +1060,7 @@ static int fork_once(struct pmd_worker *w, struct fork_priv *fp, struct fork_wor
 	t1 = pmd_now_ns();
 	if (fw->writing)
 		s1 = pmd_fork_writer_seq(&fw->wr);
-	call_rcu_after_fork_parent();
+	pmd_fork_unlock();
 	if (fw->writing) {
 		/*
 		 * Every unit written once more after fork() returned, and one more:

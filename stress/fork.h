@@ -5,23 +5,23 @@
  * one behind), and filling the arena before the clock starts so that fork
  * has a big page table to copy.
  *
- * Both bracket every fork() with liburcu's call_rcu_before_fork() and
- * call_rcu_after_fork_parent() (the first takes liburcu's call_rcu mutex,
- * so bracketed forks of all workers are serialised with each other).
+ * Both bracket every fork() with pmd_fork_lock() and pmd_fork_unlock()
+ * (below): the forks of all workers are serialised with each other.
  *
- * liburcu asks for call_rcu_after_fork_child() in a child that goes on
- * without exec(). Ours do not call it, on purpose. It would unlock the
- * call_rcu mutex and, had call_rcu() ever been used (pmdstress uses only
- * synchronize_rcu(), but a future stressor might), malloc() a new
- * call_rcu_data and pthread_create() its thread: after _Fork() (below)
- * malloc's locks are as other threads left them, so that can deadlock,
- * and neither is async-signal-safe. The child does not need the mutex
- * back: from fork to its end it calls nothing of liburcu (the fork child
- * reads the frozen chunks through addresses taken before the fork, never
- * through pmd_chunk_enter()), takes no lock and mallocs nothing, and it
- * ends by _exit() or execve(). _exit() runs no destructors, and liburcu's
- * (urcu_call_rcu_exit() in newer versions) would take the mutex the child
- * still holds: never exit() there. execve() throws the whole state away.
+ * They do not call liburcu's call_rcu_before_fork() and
+ * call_rcu_after_fork_parent() (they used to): those make liburcu's
+ * state whole in a child that goes on using it, and ours never
+ * does. From fork to its end a child calls nothing of liburcu (the fork
+ * child reads the frozen chunks through addresses taken before the fork,
+ * never through pmd_chunk_enter()), takes no lock and mallocs nothing, and
+ * it ends by _exit() or execve(). _exit() runs no destructors (liburcu's
+ * would take its call_rcu mutex, whatever state it was in at the fork:
+ * never exit() there); execve() throws the whole state away. What the
+ * hooks did give, serialising the forks, pmd_fork_lock() gives without
+ * liburcu's cost: its call_rcu mutex sits in liburcu's data, a page fork()
+ * write-protects, so unlocking it after every fork was a copy-on-write
+ * fault in the parent (measured with perf record -e page-faults -d; see
+ * pmd_fork_lock() in fork.c).
  *
  * Since the children need no more than an async-signal-safe process, both
  * fork with pmd_fork(): glibc's _Fork() where it has one (2.34), which
@@ -66,6 +66,15 @@ static inline pid_t pmd_fork(void)
 	return fork();
 #endif
 }
+
+/*
+ * Taken before fork() and dropped once the parent has done what must come
+ * before any other worker's fork (the exec stressor closes its pipe's write
+ * end in between, so that no other child inherits it and holds its
+ * end-of-file back). Never called in a child.
+ */
+void pmd_fork_lock(void);
+void pmd_fork_unlock(void);
 
 /*
  * Wait for child @pid to exit and reap it. Returns 0 with the wait status in
