@@ -977,7 +977,8 @@ static void decode(struct pmd_worker *w, struct fork_worker *fw, int status, boo
 	const struct child_result *r = fw->res;
 
 	/* what it wrote down before it ended is true, even if we killed it */
-	post_child(w, fw);
+	if (r->nrec || r->bad_pages)
+		post_child(w, fw);
 	if (killed)
 		return;
 	if (WIFSIGNALED(status)) {
@@ -996,6 +997,12 @@ static void thaw(struct pmd_worker *w, struct fork_priv *fp, struct fork_worker 
 {
 	unsigned i;
 
+	/*
+	 * Nothing held (and so no writer): write nothing to *fw either, a page
+	 * fork() write-protected; the first write would be a fault of the tool's.
+	 */
+	if (!fw->nfrozen)
+		return;
 	writer_clear(fw);
 	for (i = 0; i < fw->nfrozen; i++) {
 		struct pmd_chunk *c = fw->frozen[i].c;
@@ -1042,7 +1049,6 @@ static int fork_once(struct pmd_worker *w, struct fork_priv *fp, struct fork_wor
 		s0 = pmd_fork_writer_seq(&fw->wr);
 	t0 = pmd_now_ns();
 	pid = pmd_fork();
-	err = errno;
 	if (pid == 0) {
 		/*
 		 * Nothing frozen, no writer (--fork-chunks 0, as AIM9's fork_test):
@@ -1057,6 +1063,8 @@ static int fork_once(struct pmd_worker *w, struct fork_priv *fp, struct fork_wor
 		pmd_fork_child_init(self);
 		child_main(fw, w->si->arena->tag_key, w->si->cfg->verify);
 	}
+	/* read after the child left: to it __errno_location was a page of text to fault in */
+	err = errno;
 	t1 = pmd_now_ns();
 	if (fw->writing)
 		s1 = pmd_fork_writer_seq(&fw->wr);
