@@ -36,6 +36,18 @@ import run as bench  # noqa: E402
 import shutil  # noqa: E402
 shutil.rmtree(bench.TMP, ignore_errors=True)
 
+# the bare loop is linked as pmdstress is (a dynamic one forks the loader's mappings too)
+bare_bin = bench.build_bare()
+check(bench.dynamic(bare_bin) == bench.dynamic(bench.PMD),
+      f"{bare_bin} linked as {bench.PMD} (dynamic: {bench.dynamic(bench.PMD)})")
+check(bench.dynamic("/bin/sh"), "/bin/sh has a PT_INTERP header")
+try:
+    bench.dynamic(__file__)
+    check(False, "a file that is not ELF is refused")
+except RuntimeError as e:
+    check("not a 64-bit ELF file" in str(e), f"a file that is not ELF is refused ({e})")
+
+
 def verdict(trips, target=1.03, lower=True):
     t = bench.Table()
     t.add("x", trips, target, "ns", lower_better=lower)
