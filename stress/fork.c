@@ -230,6 +230,7 @@ struct fork_worker {
 
 struct fork_priv {
 	const struct fork_opts *o;
+	pid_t self; /* getpid(), once: each call is a syscall, each fork's child needs it */
 	bool check; /* COW checks: off on a MAP_SHARED arena */
 	uint32_t leak_done; /* atomic: the test leak was made */
 	struct fork_worker *fw;
@@ -1032,7 +1033,8 @@ static int fork_once(struct pmd_worker *w, struct fork_priv *fp, struct fork_wor
 	uint64_t t0, t1, t2, s0 = 0, s1 = 0;
 	unsigned i;
 	int status = 0, rc, err;
-	pid_t pid, self;
+	bool quick; /* the child only exits */
+	pid_t pid;
 
 	if (fp->o->chunks && fp->check) {
 		freeze(w, fp, fw);
@@ -1042,9 +1044,9 @@ static int fork_once(struct pmd_worker *w, struct fork_priv *fp, struct fork_wor
 			leak_make(w, fp, fw);
 	}
 	memset(fw->res, 0, sizeof(*fw->res));
-	self = getpid();
 	pmd_fork_lock();
 	writer_open(w, fw);
+	quick = !fw->nfrozen && !fw->writing;
 	if (fw->writing)
 		s0 = pmd_fork_writer_seq(&fw->wr);
 	t0 = pmd_now_ns();
@@ -1058,9 +1060,9 @@ static int fork_once(struct pmd_worker *w, struct fork_priv *fp, struct fork_wor
 		 * those few faults made pmdstress's fork/s 10-15% lower than the
 		 * bare loop's, whose child also only exits (bench/run.py forkexec).
 		 */
-		if (!fw->nfrozen && !fw->writing)
+		if (quick)
 			_exit(0);
-		pmd_fork_child_init(self);
+		pmd_fork_child_init(fp->self);
 		child_main(fw, w->si->arena->tag_key, w->si->cfg->verify);
 	}
 	/* read after the child left: to it __errno_location was a page of text to fault in */
@@ -1092,9 +1094,17 @@ static int fork_once(struct pmd_worker *w, struct fork_priv *fp, struct fork_wor
 	if (fw->nfrozen)
 		cow_write(w, fw);
 	/* the child's second pass may start; release: a write that crossed the fork shows in it */
-	__atomic_store_n(&fw->res->written, 1, __ATOMIC_RELEASE);
-	syscall(SYS_futex, &fw->res->written, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
-	rc = pmd_fork_wait(w, pid, &status);
+	if (!quick) {
+		__atomic_store_n(&fw->res->written, 1, __ATOMIC_RELEASE);
+		syscall(SYS_futex, &fw->res->written, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+	}
+	/*
+	 * A child that only exits cannot keep us waiting past the run's end:
+	 * wait as the bare loop does, without the pidfd that lets a stop cut
+	 * a checking child short (pidfd_open, poll and close: three syscalls,
+	 * several microseconds a fork on this VM, where one costs about 1 us).
+	 */
+	rc = quick ? reap(pid, &status) : pmd_fork_wait(w, pid, &status);
 	t2 = pmd_now_ns();
 	if (rc && rc != -EINTR)
 		pmd_worker_error(w, rc, "fork: waiting for child %d", (int)pid);
@@ -1155,6 +1165,7 @@ static int fork_setup(struct pmd_sinst *si)
 		return -ENOMEM;
 	si->priv = fp;
 	fp->o = o;
+	fp->self = getpid();
 	fp->check = !si->arena->shared;
 	if (!fp->check && o->chunks && !__atomic_exchange_n(&noted, 1, __ATOMIC_RELAXED))
 		fprintf(stderr, "pmdstress: fork: the arena is MAP_SHARED, so parent and child share "
