@@ -14,14 +14,24 @@
  * before the loop: the kernel's fork of a multi-threaded process costs more
  * than of a single-threaded one, and pmdstress always has its main thread,
  * its oracle thread and the worker; bench/run.py measures both shapes.
+ *
+ * BARE_EXEC_WAIT=pmdstress makes exec wait as the exec stressor does, to
+ * measure what that costs (bench/run.py does not set it): a close-on-exec
+ * pipe whose end-of-file times the exec, then a pidfd for the exit, and in
+ * the child the stop handling's syscalls (stress/exec.c exec_child).
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -171,12 +181,44 @@ static void *idle_thread(void *arg)
 	return NULL;
 }
 
+/* The exec stressor's child before execve: parent-death signal, own group, default mask. */
+static void pmd_child(void)
+{
+	sigset_t set;
+
+	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+	(void)getppid();
+	setpgid(0, 0);
+	sigpending(&set);
+	sigemptyset(&set);
+	sigprocmask(SIG_SETMASK, &set, NULL);
+}
+
+/* The exec stressor's wait: the pipe's end-of-file (the exec), then the pidfd (the exit). */
+static void pmd_wait(pid_t pid, int rfd)
+{
+	struct pollfd q = { .fd = rfd, .events = POLLIN };
+	int e, fd;
+
+	poll(&q, 1, -1);
+	if (read(rfd, &e, sizeof(e)) < 0)
+		perror("read");
+	close(rfd);
+	fd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (fd >= 0) {
+		q.fd = fd;
+		poll(&q, 1, -1);
+		close(fd);
+	}
+}
+
 static int fork_mode(size_t mb, double secs, int thp, int do_exec, const char *prog,
 		     const char *arg)
 {
 	size_t len = mb << 20;
 	char *p = map(len, thp, 0);
-	const char *idle_env = getenv("BARE_IDLE_THREADS");
+	const char *idle_env = getenv("BARE_IDLE_THREADS"), *wait_env = getenv("BARE_EXEC_WAIT");
+	int as_pmd = do_exec && wait_env && !strcmp(wait_env, "pmdstress"), pfd[2] = { -1, -1 };
 	int i, idle = idle_env ? atoi(idle_env) : 0;
 	double t0, t, end;
 	long n = 0;
@@ -197,10 +239,17 @@ static int fork_mode(size_t mb, double secs, int thp, int do_exec, const char *p
 	t0 = now_ns();
 	end = t0 + secs * 1e9;
 	while ((t = now_ns()) < end) {
-		pid_t pid = bare_fork();
+		pid_t pid;
 		int st;
 
+		if (as_pmd && pipe2(pfd, O_CLOEXEC)) {
+			perror("pipe2");
+			return 2;
+		}
+		pid = bare_fork();
 		if (pid == 0) {
+			if (as_pmd)
+				pmd_child();
 			if (do_exec)
 				execl(prog, prog, arg, (char *)NULL);
 			_exit(0);
@@ -208,6 +257,10 @@ static int fork_mode(size_t mb, double secs, int thp, int do_exec, const char *p
 		if (pid < 0) {
 			perror("fork");
 			return 2;
+		}
+		if (as_pmd) {
+			close(pfd[1]);
+			pmd_wait(pid, pfd[0]);
 		}
 		waitpid(pid, &st, 0);
 		n++;
