@@ -46,6 +46,10 @@ for scenario in ["aim9", "aim9_4k"]:
                       f"{what}: populated with huge pages ({thp} of {pop})")
         if test == "fork":
             check(r.counter("fork", "cow_checks") == 0, f"{what}: AIM9 fork_test, no COW check")
+        if test == "exec":
+            lat = r.stressor("exec")["latency"]
+            check(lat["exec"]["count"] == 0 and lat["total"]["count"] == r.stressor("exec")["ops"],
+                  f"{what}: AIM9 exec_test, one wait per op (--exec-split off)")
         if test == "page":
             check(r.counter("page", "pages") == 256 * r.stressor("page")["ops"],
                   f"{what}: 256 pages per cycle")

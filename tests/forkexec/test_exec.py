@@ -26,15 +26,21 @@ check(p.returncode == 0 and not p.stdout and not p.stderr,
       f"pmdstress --exec-child exits 0 at once, silent ({p.returncode} {p.stderr!r})")
 
 
-def exec_checks(r, what):
+def exec_checks(r, what, split=True):
     e = r.stressor("exec")
     check(r.rc == 0 and e and e["status"] == "ran", f"{what}: runs clean\n{r.show()}")
     if not e or e["status"] != "ran":
         return
     lat = e["latency"]
     check(e["ops"] > 0, f"{what}: programs executed: {e['ops']}")
-    check(all(lat[k]["count"] == e["ops"] for k in ("fork", "exec", "total")),
-          f"{what}: one fork, exec and total latency per op")
+    check(all(lat[k]["count"] == e["ops"] for k in ("fork", "total")),
+          f"{what}: one fork and total latency per op")
+    # --exec-split off: one wait per op, so no exec phase of its own
+    check(lat["exec"]["count"] == (e["ops"] if split else 0),
+          f"{what}: exec latencies {lat['exec']['count']} for {e['ops']} ops (split {split})")
+    if not split:
+        check(not leftovers(), f"{what}: no child left behind")
+        return
     # total_i = fork_i + exec_i + exit and reap, for every op: quantile by quantile too
     check(all(lat["total"][q] >= lat["exec"][q] and lat["total"][q] >= lat["fork"][q]
               for q in ("p50", "p90", "p99", "max")),
@@ -51,6 +57,8 @@ r = run(["--config", "exec", "--threads", "4", "--size", "16M", "--duration", "2
          "--progress", "off", "--quiet"])
 exec_checks(r, "the exec scenario (under the storm)")
 check(r.counter("fault", "rounds") > 0, "the storm faulted during the execs")
+exec_checks(run(base + ["--stressors", "exec", "--exec-split", "off"]), "exec, split off",
+            split=False)
 r = run(base + ["--stressors", "exec", "--exec-populate"])
 exec_checks(r, "exec with a populated parent")
 check(r.counter("exec", "populated") == 8, f"all 8 chunks populated: {r.counter('exec', 'populated')}")
@@ -66,6 +74,19 @@ errs = [e for e in r.events() if e["kind"] == "error"]
 check(r.rc == 5 and errs and "exited with status 1" in errs[0]["text"],
       f"{false}: exit 5, the child's status said\n{r.show()}")
 check(not leftovers(), "a failing program: no child left behind")
+# an execve that fails, told through the pipe whether it is read at the exec or after the reap
+noexec = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"pmd-noexec-{os.getpid()}")
+for split in ("on", "off"):
+    with open(noexec, "w") as f:
+        f.write("#!/nonexistent/interpreter\n")
+    os.chmod(noexec, 0o755)
+    r = run(base + ["--stressors", "exec", "--exec-program", noexec, "--exec-split", split])
+    errs = [e for e in r.events() if e["kind"] == "error"]
+    check(r.rc != 0 and errs and f"execve({noexec}) failed" in errs[0]["text"]
+          and "No such file" in errs[0]["text"],
+          f"split {split}: a failing execve is an error naming the call and errno\n{r.show()}")
+    check(not leftovers(), f"split {split}: a failing execve leaves no child behind")
+os.unlink(noexec)
 
 # stopped mid-run: nothing left
 p = spawn(["--stressors", "exec", "--duration", "30s", "--size", "16M", "--progress", "off"])
