@@ -213,8 +213,15 @@ def section_fault(t, bare_bin, quick):
                 rows = bare(bare_bin, "fault", size, rounds + 1, thp)[1:]
                 return statistics.median(r["ns_per_page"] for r in rows)
 
+            # --single-thread: the touches run on the thread that frees the arena
+            # between rounds, as in the bare loop. With a worker thread, one of the
+            # first THP rounds after the warm-up was up to ten times slower in each
+            # of four runs (2300 to 6700 ns/page, the other rounds 260-400; the bare
+            # loop's rounds 240), as if the worker got huge pages the freeing CPU
+            # had not just freed; with --single-thread no round was.
             def pmd_ns():
-                doc = pmd("--stressors", "fault", "--threads", 1, "--fault-chunks", 0,
+                doc = pmd("--stressors", "fault", "--threads", 1, "--single-thread",
+                          "--fault-chunks", 0,
                           "--fault-sweeps", 1, "--fault-order", "forward", "--rounds", rounds,
                           "--size", f"{size}M", "--thp", "nohuge" if thp == "4k" else "madvise",
                           "--verify", verify)
