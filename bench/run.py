@@ -68,8 +68,8 @@ def dynamic(path):
 def build_bare():
     """The bare loop, linked as pmdstress is: a dynamic program's fork copies the
     loader's and the libraries' mappings too, and its fork child resolves _exit
-    through the PLT (about 20 page faults of its own), a cost the static
-    pmdstress does not have: the floor would be lower than the bare loop's."""
+    through the PLT (15 page faults per child, 4 static): costs the static
+    pmdstress does not have, which would flatter its fork and exec ratios."""
     out = os.path.join(BUILD, "bench-bare")
     src = os.path.join(HERE, "bare.c")
     static = not dynamic(PMD)
