@@ -15,10 +15,12 @@
  * than of a single-threaded one, and pmdstress always has its main thread,
  * its oracle thread and the worker; bench/run.py measures both shapes.
  *
- * BARE_EXEC_WAIT=pmdstress makes exec wait as the exec stressor does, to
- * measure what that costs (bench/run.py does not set it): a close-on-exec
- * pipe whose end-of-file times the exec, then a pidfd for the exit, and in
- * the child the stop handling's syscalls (stress/exec.c exec_child).
+ * BARE_EXEC_WAIT=pmdstress makes exec wait as the exec stressor does for
+ * a program of the user's with --exec-split on, to measure what that costs
+ * (bench/run.py does not set it): a close-on-exec pipe whose end-of-file
+ * times the exec, then a pidfd for the exit, and in the child the stop
+ * handling's syscalls (stress/exec.c exec_child). The exec-child mode the
+ * bench runs has only the pipe, and a plain waitpid().
  */
 #define _GNU_SOURCE
 #include <fcntl.h>

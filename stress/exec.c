@@ -18,11 +18,23 @@
  * ("total"); "fork" is the fork() call, "exec" runs from fork() returning
  * to the moment the child's old image is gone: the write end of a pipe
  * opened with O_CLOEXEC closes inside execve, after the old mm was dropped,
- * and the parent sees end-of-file. An execve that fails sends its errno
- * through the same pipe. Timing the exec costs a second sleep and wake of
- * the parent per op, which neither the bare loop nor AIM9's exec_test has:
- * --exec-split off leaves it out ("exec" is then not measured, the pipe is
- * read once the child is reaped), as the aim9 scenarios do.
+ * and the parent sees end-of-file. Timing the exec costs a pipe and a
+ * second sleep and wake of the parent per op, which neither the bare loop
+ * nor AIM9's exec_test has: --exec-split off leaves both out ("exec" is
+ * then not measured), as the aim9 scenarios do.
+ *
+ * What the child does between fork and execve is a cost of the tool, and
+ * on this project's development VM a large one (each syscall about 1 us,
+ * each page of code the child runs first a fault of about 10 us): measured
+ * with bench/run.py's method, the child's stop handling below, the pipe
+ * and a stop-aware wait cost 7% of exec/s. So the child of this binary's
+ * exec-child mode (--exec-program self) only calls execve: the run's
+ * signals stay blocked into the program, which exits at once without
+ * unblocking them, so a Ctrl-C to the group cannot kill it, and a program
+ * that exits at once needs no parent-death signal; it is reaped with a
+ * plain waitpid(). A program of the user's (which may take its time, or
+ * not exit) gets the careful child and wait. Either child reports a failed
+ * execve's errno in a MAP_SHARED slot of its worker, read after the reap.
  *
  * How to tell it fired: execs/s and the three latencies; a kernel that gets
  * the page-table teardown wrong shows "BUG: Bad page map", "Bad rss-counter"
@@ -40,6 +52,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -98,8 +111,14 @@ static const struct pmd_metric exec_metrics[] = {
 	{ NULL },
 };
 
+/* A child's word to its parent, in the MAP_SHARED slot of its worker. */
+#define EXEC_STOPPED (-1) /* the run's signal came before the program ran: not an op */
+
 struct exec_priv {
 	const struct exec_opts *o;
+	bool self;       /* this binary's exec-child mode: the child only calls execve */
+	int *said;       /* MAP_SHARED, a slot per worker: 0, an execve errno or EXEC_STOPPED */
+	size_t said_len;
 	char path[PATH_MAX];
 	char *argv[3]; /* built before any fork: the child only calls execve */
 	/*
@@ -162,9 +181,17 @@ static int exec_setup(struct pmd_sinst *si)
 			 o->program, strerror(-rc));
 		return -EINVAL;
 	}
+	ep->said_len = (si->nworkers ? si->nworkers : 1) * sizeof(*ep->said);
+	ep->said = mmap(NULL, ep->said_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+			-1, 0);
+	if (ep->said == MAP_FAILED) {
+		ep->said = NULL;
+		return -errno;
+	}
+	ep->self = !strcmp(o->program, "self");
 	ep->argv[0] = ep->path;
 	snprintf(ep->child_arg, sizeof(ep->child_arg), "--exec-child");
-	ep->argv[1] = strcmp(o->program, "self") ? NULL : ep->child_arg;
+	ep->argv[1] = ep->self ? ep->child_arg : NULL;
 	ep->argv[2] = NULL;
 	ep->parent = getpid();
 	if (o->populate && si->nworkers) {
@@ -178,42 +205,49 @@ static int exec_setup(struct pmd_sinst *si)
 
 static void exec_teardown(struct pmd_sinst *si)
 {
+	struct exec_priv *ep = si->priv;
+
 	pmd_fork_eagain_say(si, M_EAGAIN);
+	if (ep && ep->said)
+		munmap(ep->said, ep->said_len);
 	free(si->priv);
 	si->priv = NULL;
 }
 
-/* The child: only async-signal-safe calls from fork to execve. */
-static void __attribute__((noreturn)) exec_child(const struct exec_priv *ep, int wfd)
+/*
+ * The child of a program of the user's: only async-signal-safe calls from
+ * fork to execve. @said: its worker's slot.
+ */
+static void __attribute__((noreturn)) exec_child(const struct exec_priv *ep, int *said)
 {
 	sigset_t none;
-	int e;
-	ssize_t n;
 
+	if (ep->self) {
+		/* see the top of this file: nothing but the execve */
+		execve(ep->path, ep->argv, environ);
+		*said = errno;
+		_exit(127);
+	}
 	pmd_fork_child_init(ep->parent);
 	/*
 	 * A Ctrl-C to pmdstress's group stops the run, not the program: leave the
 	 * group first, with the run's signals still blocked as the workers have
 	 * them. One sent to the group before that is pending here and would kill
 	 * us on unblocking (execve keeps it pending too): it meant "stop", so say
-	 * so (errno 0 on the pipe) and go.
+	 * so and go.
 	 */
 	setpgid(0, 0);
 	if (!sigpending(&none) && (sigismember(&none, SIGINT) == 1 ||
 				   sigismember(&none, SIGTERM) == 1 ||
 				   sigismember(&none, SIGHUP) == 1)) {
-		e = 0;
-		n = write(wfd, &e, sizeof(e));
-		(void)n;
+		*said = EXEC_STOPPED;
 		_exit(0);
 	}
 	/* the program gets the default mask */
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	execve(ep->path, ep->argv, environ);
-	e = errno;
-	n = write(wfd, &e, sizeof(e));
-	(void)n;
+	*said = errno;
 	_exit(127);
 }
 
@@ -226,34 +260,24 @@ static const char *status_text(int status, char *buf, size_t len)
 	return buf;
 }
 
-/* What the child left in the pipe: sizeof(int) with its errno, 0 at end-of-file. */
-static ssize_t read_errno(int fd, int *e)
-{
-	ssize_t n;
-
-	do
-		n = read(fd, e, sizeof(*e));
-	while (n < 0 && errno == EINTR);
-	return n;
-}
-
 /* One op. 0, or -errno to stop (said already). */
 static int exec_once(struct pmd_worker *w, const struct exec_priv *ep)
 {
 	uint64_t t0, t1, t2 = 0, t3;
-	int pfd[2], status = 0, err, ready, rc, e = 0;
-	ssize_t n = 0;
+	int pfd[2] = { -1, -1 }, status = 0, err, ready = 1, rc, e;
+	int *said = &ep->said[w->index];
+	bool split = ep->o->split;
 	pid_t pid;
 	char buf[64];
 
+	*said = 0;
 	/*
-	 * The pipe is made and its write end closed inside the fork lock, which
-	 * serialises the forks of all workers: no other worker's child can inherit it and
-	 * hold the end-of-file back.
+	 * split: the pipe is made and its write end closed inside the fork lock,
+	 * which serialises the forks of all workers: no other worker's child can
+	 * inherit it and hold the end-of-file back.
 	 */
 	pmd_fork_lock();
-	/* non-blocking: read after the reap (split off), it must not wait on anyone */
-	if (pipe2(pfd, O_CLOEXEC | O_NONBLOCK)) {
+	if (split && pipe2(pfd, O_CLOEXEC)) {
 		err = -errno;
 		pmd_fork_unlock();
 		pmd_worker_error(w, err, "exec: pipe2");
@@ -262,39 +286,45 @@ static int exec_once(struct pmd_worker *w, const struct exec_priv *ep)
 	t0 = pmd_now_ns();
 	pid = pmd_fork();
 	if (pid == 0)
-		exec_child(ep, pfd[1]);
+		exec_child(ep, said);
 	err = errno; /* not before the child left: as in fork.c */
 	t1 = pmd_now_ns();
-	close(pfd[1]);
+	if (split)
+		close(pfd[1]);
 	pmd_fork_unlock();
 	if (pid < 0) {
-		close(pfd[0]);
+		if (split)
+			close(pfd[0]);
 		if (pmd_fork_backoff(w, err, M_EAGAIN))
 			return 0;
 		pmd_worker_error(w, -err, "exec: fork() failed");
 		return -err;
 	}
-	/* split: wait for the old image to go (end-of-file, or the errno of a failed execve) */
-	ready = ep->o->split ? pmd_fork_wait_fd(w, pfd[0]) : 1;
-	if (ep->o->split && ready == 1) {
-		n = read_errno(pfd[0], &e);
+	/* split: wait for the old image to go (end-of-file: execve, or the child's exit) */
+	if (split) {
+		ready = pmd_fork_wait_fd(w, pfd[0]);
 		t2 = pmd_now_ns();
+		close(pfd[0]);
 	}
-	rc = pmd_fork_wait(w, pid, &status);
+	if (ready != 1) { /* stopped, or the wait failed: never leave the child behind */
+		kill(pid, SIGKILL);
+		rc = pmd_fork_reap(pid, &status);
+	} else if (ep->self) {
+		rc = pmd_fork_reap(pid, &status); /* the exec-child mode exits at once */
+	} else {
+		rc = pmd_fork_wait(w, pid, &status); /* the user's program may take its time */
+	}
 	t3 = pmd_now_ns();
-	/* not split: the child is gone, and with it the pipe's only write end */
-	if (!ep->o->split)
-		n = read_errno(pfd[0], &e);
-	close(pfd[0]);
+	e = __atomic_load_n(said, __ATOMIC_RELAXED); /* the child is gone: its last word */
 	if (rc == -EINTR || !ready)
 		return 0; /* the run stopped: the child was killed and reaped */
 	if (rc || ready < 0) {
 		pmd_worker_error(w, rc ? rc : ready, "exec: waiting for child %d", (int)pid);
 		return rc ? rc : ready;
 	}
-	if (n == (ssize_t)sizeof(e) && !e)
+	if (e == EXEC_STOPPED)
 		return 0; /* the run's signal reached the child before it left the group */
-	if (n == (ssize_t)sizeof(e)) {
+	if (e) {
 		pmd_worker_error(w, -e, "exec: execve(%s) failed", ep->path);
 		return -e;
 	}
@@ -303,7 +333,7 @@ static int exec_once(struct pmd_worker *w, const struct exec_priv *ep)
 		return -ECHILD;
 	}
 	pmd_latency(w, L_FORK, t1 - t0);
-	if (ep->o->split)
+	if (split)
 		pmd_latency(w, L_EXEC, t2 - t1);
 	pmd_latency(w, L_TOTAL, t3 - t0);
 	pmd_count(w, M_OPS, 1);

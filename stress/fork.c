@@ -290,7 +290,7 @@ int pmd_fork_wait_fd(struct pmd_worker *w, int fd)
 	return 0;
 }
 
-static int reap(pid_t pid, int *status)
+int pmd_fork_reap(pid_t pid, int *status)
 {
 	while (waitpid(pid, status, 0) < 0)
 		if (errno != EINTR)
@@ -353,10 +353,10 @@ int pmd_fork_wait(struct pmd_worker *w, pid_t pid, int *status)
 		}
 	}
 	if (ready == 1)
-		return reap(pid, status);
+		return pmd_fork_reap(pid, status);
 	/* stopped, or waiting failed: never leave the child behind */
 	kill(pid, SIGKILL);
-	rc = reap(pid, status);
+	rc = pmd_fork_reap(pid, status);
 	return ready < 0 ? ready : rc ? rc : -EINTR;
 }
 
@@ -1104,7 +1104,7 @@ static int fork_once(struct pmd_worker *w, struct fork_priv *fp, struct fork_wor
 	 * a checking child short (pidfd_open, poll and close: three syscalls,
 	 * several microseconds a fork on this VM, where one costs about 1 us).
 	 */
-	rc = quick ? reap(pid, &status) : pmd_fork_wait(w, pid, &status);
+	rc = quick ? pmd_fork_reap(pid, &status) : pmd_fork_wait(w, pid, &status);
 	t2 = pmd_now_ns();
 	if (rc && rc != -EINTR)
 		pmd_worker_error(w, rc, "fork: waiting for child %d", (int)pid);

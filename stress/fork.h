@@ -85,6 +85,13 @@ void pmd_fork_unlock(void);
 int pmd_fork_wait(struct pmd_worker *w, pid_t pid, int *status);
 
 /*
+ * waitpid() alone (over EINTR): for a child that exits at once, whose
+ * wait need not look at the run's stop (pmd_fork_wait's pidfd and poll
+ * are syscalls of their own per op). 0, or -errno.
+ */
+int pmd_fork_reap(pid_t pid, int *status);
+
+/*
  * First thing in a child: die with the parent (a SIGKILLed run leaves no
  * child checking on), even if the parent died before this ran.
  */

@@ -5,6 +5,7 @@
 or of /bin/true, alone and under the storm; the three latencies; a program
 that cannot be executed is skipped with the reason; one that fails is an
 error; no child is ever left behind."""
+import json
 import os
 import shutil
 import signal
@@ -87,6 +88,40 @@ for split in ("on", "off"):
           f"split {split}: a failing execve is an error naming the call and errno\n{r.show()}")
     check(not leftovers(), f"split {split}: a failing execve leaves no child behind")
 os.unlink(noexec)
+
+# the exec-child mode's child calls execve alone and says a failure through the shared
+# slot: a copy of this binary deleted mid-run makes it fail (ENOENT), in both wait shapes
+copy = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"pmd-copy-{os.getpid()}")
+for split in ("on", "off"):
+    shutil.copy(PMDSTRESS, copy)
+    json_path = copy + ".json"
+    p = subprocess.Popen([copy] + base + ["--stressors", "exec", "--exec-split", split,
+                                          "--duration", "20s", "--json", json_path],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(0.8)
+    os.unlink(copy)
+    out, err = p.communicate(timeout=30)
+    with open(json_path) as f:
+        doc = json.load(f)
+    os.unlink(json_path)
+    errs = [e["text"] for e in doc["events"]["kept"] if e["kind"] == "error"]
+    check(p.returncode == 5 and errs == [f"exec: execve({copy}) failed: No such file or directory"],
+          f"self, split {split}: its program deleted, execve's errno is the error "
+          f"(rc {p.returncode}) {errs} {err[-300:]}")
+    check(not leftovers(), f"self, split {split}: a failing execve leaves no child behind")
+
+# a Ctrl-C goes to the whole group, the exec-child mode's children included: they keep
+# the run's signals blocked into the program, so none dies of it, the run stops clean
+for split in ("on", "off"):
+    p = spawn(["--stressors", "exec", "--exec-split", split, "--duration", "30s",
+               "--size", "16M", "--progress", "off"], start_new_session=True)
+    time.sleep(1.0)
+    os.killpg(p.pid, signal.SIGINT)
+    out, err = p.communicate(timeout=30)
+    check(p.returncode == -signal.SIGINT and "clean, stopped by Interrupt" in err
+          and "killed by" not in err,
+          f"self, split {split}: SIGINT to the group: a clean stop ({p.returncode}) {err[-300:]}")
+    check(not leftovers(), f"self, split {split}: SIGINT to the group: no child left behind")
 
 # stopped mid-run: nothing left
 p = spawn(["--stressors", "exec", "--duration", "30s", "--size", "16M", "--progress", "off"])
