@@ -17,6 +17,9 @@
 #include "units.h"
 
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <limits.h>
 #include <linux/futex.h>
 #include <signal.h>
@@ -949,6 +952,16 @@ static int run_round(struct pmd_run *run, const sigset_t *set, unsigned index)
 		run->wall_start = (uint64_t)time(NULL);
 		pmd_report_start(stdout, run);
 	}
+#ifdef __GLIBC__
+	/*
+	 * Hand the heap's free pages back before the clock starts (start-up
+	 * parsed and freed a lot): fork() copies a page table entry for every
+	 * present page of the parent, and the child's exit or exec drops it
+	 * again, a cost per fork of pages nobody uses. During the aim9 fork
+	 * row the heap went from 108 KiB resident to 48 (/proc/PID/smaps).
+	 */
+	malloc_trim(0);
+#endif
 	pmd_sigwatch_stop(&run->sigwatch); /* the main loop takes the signals now */
 	if (cfg->single_thread) {
 		solo_round(run, why, sizeof(why));
