@@ -917,6 +917,18 @@ static int run_round(struct pmd_run *run, const sigset_t *set, unsigned index)
 	if (rc)
 		return fail_run(run, 125, "cannot allocate %u workers: %s", run->nworkers,
 				strerror(-rc));
+#ifdef __GLIBC__
+	/*
+	 * Hand the heap's free pages back before the round (start-up parsed
+	 * and freed a lot): fork() copies a page table entry for every present
+	 * page of the parent, and the child's exit or exec drops it again, a
+	 * cost per fork of pages nobody uses. During the aim9 fork row the
+	 * heap went from 108 KiB resident to 48 (/proc/PID/smaps). Before the
+	 * setups: from the brk stressor's setup on, nothing else may move the
+	 * program break (stress/brk.c), and a trim shrinks it.
+	 */
+	malloc_trim(0);
+#endif
 	if (index == 0) {
 		run->start_rss_before = pmd_self_rss();
 		run->start_ns = pmd_now_ns();
@@ -952,16 +964,6 @@ static int run_round(struct pmd_run *run, const sigset_t *set, unsigned index)
 		run->wall_start = (uint64_t)time(NULL);
 		pmd_report_start(stdout, run);
 	}
-#ifdef __GLIBC__
-	/*
-	 * Hand the heap's free pages back before the clock starts (start-up
-	 * parsed and freed a lot): fork() copies a page table entry for every
-	 * present page of the parent, and the child's exit or exec drops it
-	 * again, a cost per fork of pages nobody uses. During the aim9 fork
-	 * row the heap went from 108 KiB resident to 48 (/proc/PID/smaps).
-	 */
-	malloc_trim(0);
-#endif
 	pmd_sigwatch_stop(&run->sigwatch); /* the main loop takes the signals now */
 	if (cfg->single_thread) {
 		solo_round(run, why, sizeof(why));
