@@ -6,6 +6,7 @@
 #include "run.h"
 #include "sigsafe.h"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 static void *sigwatch_main(void *arg)
@@ -38,14 +39,60 @@ static void *sigwatch_main(void *arg)
 	}
 }
 
+/*
+ * The watcher's stack is its own, mapped at start and unmapped at stop,
+ * so that none of it is left during the main loop. A stack glibc made
+ * would stay cached after the join, two mappings (8 MiB and a guard page)
+ * with the pages the watcher touched, which every fork of the run would
+ * copy and every child's exit or exec free again: a cost per fork in the
+ * figures of the fork and exec stressors that is not the kernel's. Not
+ * MADV_DONTFORK while it runs: glibc's fork() walks the other threads'
+ * descriptors in the child, and that of a thread on a user stack lies in
+ * the stack (tried: the restore guardian, forked in the watcher's time,
+ * died of SIGSEGV there). The watcher only waits for signals, or restores
+ * the settings and exits: 128 KiB is plenty.
+ */
+#define SIGWATCH_STACK (128u << 10)
+
+static void *stack_map(size_t *len)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	char *p;
+
+	*len = SIGWATCH_STACK + (size_t)pg;
+	p = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK,
+		 -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	/* a guard page below it */
+	if (mprotect(p, (size_t)pg, PROT_NONE)) {
+		munmap(p, *len);
+		return NULL;
+	}
+	return p;
+}
+
 void pmd_sigwatch_start(struct pmd_sigwatch *w, struct pmd_run *run, const sigset_t *set)
 {
+	pthread_attr_t attr;
+	long pg = sysconf(_SC_PAGESIZE);
+
 	if (w->running)
 		return;
 	w->run = run;
 	w->set = *set;
 	__atomic_store_n(&w->quit, 0, __ATOMIC_RELEASE);
-	w->running = !pthread_create(&w->thread, NULL, sigwatch_main, w);
+	pthread_attr_init(&attr);
+	w->stack = stack_map(&w->stack_len);
+	/* without a stack of its own, one of glibc's: only the cost above */
+	if (w->stack)
+		pthread_attr_setstack(&attr, w->stack + pg, w->stack_len - (size_t)pg);
+	w->running = !pthread_create(&w->thread, &attr, sigwatch_main, w);
+	pthread_attr_destroy(&attr);
+	if (!w->running && w->stack) {
+		munmap(w->stack, w->stack_len);
+		w->stack = NULL;
+	}
 }
 
 void pmd_sigwatch_stop(struct pmd_sigwatch *w)
@@ -56,4 +103,7 @@ void pmd_sigwatch_stop(struct pmd_sigwatch *w)
 	pthread_kill(w->thread, SIGUSR1); /* thread-directed: only the watcher takes it */
 	pthread_join(w->thread, NULL);
 	w->running = false;
+	if (w->stack) /* a user stack: glibc keeps no hold of it after the join */
+		munmap(w->stack, w->stack_len);
+	w->stack = NULL;
 }

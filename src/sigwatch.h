@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 struct pmd_run;
 
@@ -26,6 +27,8 @@ struct pmd_sigwatch {
 	int quit; /* atomic */
 	struct pmd_run *run;
 	sigset_t set;
+	char *stack; /* its own stack (and guard page), or NULL */
+	size_t stack_len;
 };
 
 /* Start waiting for the run's signals in a thread of its own (no-op if running). */
