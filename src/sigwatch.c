@@ -76,6 +76,8 @@ void pmd_sigwatch_start(struct pmd_sigwatch *w, struct pmd_run *run, const sigse
 {
 	pthread_attr_t attr;
 	long pg = sysconf(_SC_PAGESIZE);
+	size_t len = 0;
+	char *stack;
 
 	if (w->running)
 		return;
@@ -83,15 +85,19 @@ void pmd_sigwatch_start(struct pmd_sigwatch *w, struct pmd_run *run, const sigse
 	w->set = *set;
 	__atomic_store_n(&w->quit, 0, __ATOMIC_RELEASE);
 	pthread_attr_init(&attr);
-	w->stack = stack_map(&w->stack_len);
+	stack = stack_map(&len);
 	/* without a stack of its own, one of glibc's: only the cost above */
-	if (w->stack)
-		pthread_attr_setstack(&attr, w->stack + pg, w->stack_len - (size_t)pg);
+	if (stack && pthread_attr_setstack(&attr, stack + pg, len - (size_t)pg)) {
+		munmap(stack, len);
+		stack = NULL;
+	}
 	w->running = !pthread_create(&w->thread, &attr, sigwatch_main, w);
 	pthread_attr_destroy(&attr);
-	if (!w->running && w->stack) {
-		munmap(w->stack, w->stack_len);
-		w->stack = NULL;
+	if (w->running) {
+		w->stack = stack;
+		w->stack_len = len;
+	} else if (stack) {
+		munmap(stack, len);
 	}
 }
 
