@@ -37,13 +37,16 @@ os.close(fd)
 p = subprocess.Popen([PMDSTRESS] + args + ["--json", path], stdout=subprocess.PIPE,
                      stderr=subprocess.PIPE, text=True)
 time.sleep(1.0)
-with open(f"/proc/{p.pid}/status") as f:
-    vm = int(re.search(r"VmSize:\s+(\d+)", f.read()).group(1)) << 10
-# room for small growth, not for the 2 MiB a reset maps before it moves it over the chunk;
-# 512 KiB short of it: a start-up still under way when VmSize was read gives back the
-# signal watcher's 132 KiB stack after (src/sigwatch.c; a CI run, slow at that moment,
-# had its resets succeed with a 64 KiB margin)
-limit = vm + (2 << 20) - (512 << 10)
+# the smallest of many reads: one taken while a reset's fresh 2 MiB is mapped beside the
+# chunk reads 2 MiB high (1% of 3000 reads here), and the cap would then let every reset
+# through (the fresh-clone CI of 608e71d did)
+sizes = []
+for _ in range(200):
+    with open(f"/proc/{p.pid}/status") as f:
+        sizes.append(int(re.search(r"VmSize:\s+(\d+)", f.read()).group(1)) << 10)
+vm = min(sizes)
+# room for small growth, not for the 2 MiB a reset maps before it moves it over the chunk
+limit = vm + (2 << 20) - (64 << 10)
 subprocess.run(["prlimit", f"--pid={p.pid}", f"--as={limit}"], check=True)
 out, err = p.communicate(timeout=60)
 with open(path) as f:
