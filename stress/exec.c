@@ -215,8 +215,9 @@ static void exec_teardown(struct pmd_sinst *si)
 }
 
 /*
- * The child of a program of the user's: only async-signal-safe calls from
- * fork to execve. @said: its worker's slot.
+ * The child: for this binary's exec-child mode the execve alone, for a
+ * program of the user's the stop handling first; only async-signal-safe
+ * calls from fork to execve. @said: its worker's slot.
  */
 static void __attribute__((noreturn)) exec_child(const struct exec_priv *ep, int *said)
 {
