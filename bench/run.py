@@ -5,7 +5,7 @@
 machine's noise falls on both alike; the figures are ratios
 (pmdstress / bare), never absolute timings.
 
-    bench/run.py [--quick] [--only SECTION,...] [--markdown FILE]
+    bench/run.py [--quick] [--only SECTION,...] [--triplets N] [--markdown FILE]
 
 Sections:
   fault     single-thread first-touch cost per 4 KiB page, 4 KiB pages and
@@ -24,7 +24,9 @@ Sections:
 A ratio figure is measured in interleaved triplets (bare, pmdstress, bare
 again) and reported as the median ratio with its 95% bootstrap interval,
 beside the bare loop measured against itself (the machine's resolution);
-see class Table.
+see class Table. --triplets N measures every ratio figure in N triplets
+instead of the section's own number (fault and mt 8, forkexec 6, --quick 3):
+on a noisy machine more triplets narrow the intervals, at N times the cost.
 
 Exit 0 when every figure meets its target, 1 when one is missed (its whole
 interval beyond the target), 3 when none is missed but one is unsettled
@@ -203,8 +205,9 @@ def triplets(n, bare_sample, pmd_sample):
     return out
 
 
-def section_fault(t, bare_bin, quick):
-    n, rounds = (3, 4) if quick else (8, 6)
+def section_fault(t, bare_bin, quick, n=None):
+    rounds = 4 if quick else 6
+    n = n or (3 if quick else 8)
     size = 64 if quick else 256
     for thp in ("4k", "thp"):
         for verify in ("off", "on"):
@@ -230,9 +233,10 @@ def section_fault(t, bare_bin, quick):
                   1.03 if verify == "off" else 1.25, "ns/page")
 
 
-def section_mt(t, bare_bin, quick):
+def section_mt(t, bare_bin, quick, n=None):
     threads = max(2, os.cpu_count() or 2)
-    n, rounds, size = (3, 3, 64) if quick else (8, 5, 256)
+    rounds, size = (3, 64) if quick else (5, 256)
+    n = n or (3 if quick else 8)
     for thp in ("4k", "thp"):
         # per-thread ns per page -> faults per second of all threads
         def bare_rate():
@@ -254,10 +258,10 @@ def stressors_available():
     return set(re.findall(r"^  (\w+) ", p.stdout, re.M))
 
 
-def section_forkexec(t, bare_bin, quick):
+def section_forkexec(t, bare_bin, quick, n=None):
     have = stressors_available()
     secs = 1 if quick else 2
-    n = 3 if quick else 6
+    n = n or (3 if quick else 6)
     pop_mb = 64
     for kind in ("fork", "exec"):
         if kind not in have:
@@ -347,12 +351,33 @@ def section_sensitivity(t, quick):
     t.add_check("two identical runs", f"{change:+.1f}% {mark}", "not flagged", "", mark == "~")
 
 
+SECTIONS = ("fault", "mt", "forkexec", "scale", "sensitivity")
+
+
+def positive_int(text):
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of triplets of 1 or more")
+    return n
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer pairs and rounds")
-    ap.add_argument("--only", default="fault,mt,forkexec,scale,sensitivity")
+    ap.add_argument("--only", default=",".join(SECTIONS))
+    ap.add_argument("--triplets", type=positive_int, metavar="N",
+                    help="triplets per ratio figure (default: the section's own)")
     ap.add_argument("--markdown", help="also write the table as Markdown to this file")
     a = ap.parse_args()
+    sections = a.only.split(",")
+    for sec in sections:  # before anything runs: not after an hour of the others
+        if sec not in SECTIONS:
+            print(f"bench: unknown section {sec!r} in --only (sections: {', '.join(SECTIONS)})",
+                  file=sys.stderr)
+            return 2
     if not os.access(PMD, os.X_OK):
         print(f"bench: no pmdstress at {PMD} (build first, or set PMDSTRESS)", file=sys.stderr)
         return 2
@@ -360,24 +385,25 @@ def main():
     t = Table()
     uname = os.uname()
     load = os.getloadavg()[0]
-    print(f"bench/run.py{' --quick' if a.quick else ''}: {time.strftime('%Y-%m-%d')}, "
+    # what was measured, to quote with the figures (--markdown's file is not part of it)
+    cmd = " ".join(["bench/run.py"] + (["--quick"] if a.quick else [])
+                   + (["--only", a.only] if sections != list(SECTIONS) else [])
+                   + (["--triplets", str(a.triplets)] if a.triplets else []))
+    print(f"{cmd}: {time.strftime('%Y-%m-%d')}, "
           f"kernel {uname.release}, {os.cpu_count()} CPUs, load {load:.1f}")
-    for sec in a.only.split(","):
+    run_section = {"fault": lambda: section_fault(t, bare_bin, a.quick, a.triplets),
+                   "mt": lambda: section_mt(t, bare_bin, a.quick, a.triplets),
+                   "forkexec": lambda: section_forkexec(t, bare_bin, a.quick, a.triplets),
+                   "scale": lambda: section_scale(t, a.quick),
+                   "sensitivity": lambda: section_sensitivity(t, a.quick)}
+    for sec in sections:
         print(f"[{sec}]", flush=True)
-        try:
-            {"fault": lambda: section_fault(t, bare_bin, a.quick),
-             "mt": lambda: section_mt(t, bare_bin, a.quick),
-             "forkexec": lambda: section_forkexec(t, bare_bin, a.quick),
-             "scale": lambda: section_scale(t, a.quick),
-             "sensitivity": lambda: section_sensitivity(t, a.quick)}[sec]()
-        except KeyError:
-            print(f"bench: unknown section {sec!r}", file=sys.stderr)
-            return 2
+        run_section[sec]()
     md = t.markdown()
     print("\n" + md)
     if a.markdown:
         with open(a.markdown, "w") as f:
-            f.write(f"`bench/run.py{' --quick' if a.quick else ''}` on {time.strftime('%Y-%m-%d')}, "
+            f.write(f"`{cmd}` on {time.strftime('%Y-%m-%d')}, "
                     f"kernel {uname.release}, {os.cpu_count()} CPUs, load average {load:.1f} "
                     f"at the start\n\n{md}\n")
     shutil.rmtree(TMP, ignore_errors=True)

@@ -12,22 +12,35 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 from pmdtest import SOURCE_DIR, check, done  # noqa: E402
 
-p = subprocess.run([sys.executable, os.path.join(SOURCE_DIR, "bench", "run.py"), "--quick",
-                    "--only", "scale,fault"], capture_output=True, text=True, timeout=280)
+RUN = os.path.join(SOURCE_DIR, "bench", "run.py")
+p = subprocess.run([sys.executable, RUN, "--quick", "--only", "scale,fault", "--triplets", "2"],
+                   capture_output=True, text=True, timeout=280)
 check(p.returncode in (0, 1, 3), f"bench/run.py ran (rc {p.returncode})\n{p.stderr[-2000:]}")
+check(p.stdout.startswith("bench/run.py --quick --only scale,fault --triplets 2: "),
+      f"the header quotes what was measured\n{p.stdout[:300]}")
+lines = [l for l in p.stdout.splitlines() if l.startswith("  first touch")]
+check(len(lines) == 4 and all(", 2 triplets) " in l for l in lines),
+      "--triplets 2: each ratio figure measured in 2 triplets\n" + "\n".join(lines))
 rows = [l for l in p.stdout.splitlines() if l.startswith("| ") and "---" not in l][1:]
 check(len(rows) == 8, f"8 figures measured ({len(rows)})\n{p.stdout[-3000:]}")
 check(all(re.search(r" \| (yes|no|unsettled) \|$", r) for r in rows), "each figure has a verdict")
 ratio_rows = [r for r in rows if "first touch" in r]
 check(len(ratio_rows) == 4 and all(r.endswith(" | unsettled |") for r in ratio_rows),
-      "--quick's 3 triplets settle no ratio (fewer than MIN_TRIPLETS)")
+      "2 triplets settle no ratio (fewer than MIN_TRIPLETS)")
 check(all(re.search(r"\| \d+\.\d{3} \[\d+\.\d{3}, \d+\.\d{3}\] \| \d+\.\d{3} \[", r)
           for r in ratio_rows), "ratio rows show the interval and the bare-against-itself control")
 check(any("start-up" in r for r in rows) and any("verify on" in r for r in rows),
       "scale and fault sections present")
-p = subprocess.run([sys.executable, os.path.join(SOURCE_DIR, "bench", "run.py"), "--only", "nosuch"],
-                   capture_output=True, text=True, timeout=60)
-check(p.returncode == 2 and "unknown section" in p.stderr, "an unknown section: exit 2")
+# bad arguments are refused before anything is measured
+p = subprocess.run([sys.executable, RUN, "--only", "fault,nosuch"], capture_output=True,
+                   text=True, timeout=60)
+check(p.returncode == 2 and "unknown section 'nosuch'" in p.stderr and "[fault]" not in p.stdout,
+      f"an unknown section: exit 2 before the others run\n{p.stdout[-500:]}{p.stderr[-500:]}")
+for bad in ("0", "-3", "many"):
+    p = subprocess.run([sys.executable, RUN, "--triplets", bad], capture_output=True, text=True,
+                       timeout=60)
+    check(p.returncode == 2 and f"'{bad}' is not a whole number of triplets" in p.stderr
+          and "[" not in p.stdout, f"--triplets {bad}: exit 2 naming it ({p.stderr.strip()[-200:]})")
 
 # The verdict rule on triplets whose answer is known (bare, pmdstress, bare again)
 sys.path.insert(0, os.path.join(SOURCE_DIR, "bench"))
