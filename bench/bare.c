@@ -21,6 +21,12 @@
  * times the exec, then a pidfd for the exit, and in the child the stop
  * handling's syscalls (stress/exec.c exec_child). The exec-child mode the
  * bench runs has only the pipe, and a plain waitpid().
+ *
+ * BARE_SHAPE=pmdstress gives fork and exec, before the loop, what else a
+ * `--single-thread` pmdstress has in its address space during the aim9 fork
+ * row (read off /proc/PID/smaps on 2026-12-04, see pmdstress_shape()), to
+ * split its gap to the bare loop into what the shape of the process costs
+ * fork and what the rest does (bench/run.py does not set it).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -67,6 +73,85 @@ static char *map(size_t len, int thp, int shared)
 	munmap(p + len, (size_t)(raw + reserve - (p + len)));
 	madvise(p, len, thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
 	return p;
+}
+
+static void *no_thread(void *arg)
+{
+	return arg;
+}
+
+static char *must_map(size_t len, int prot, int flags)
+{
+	char *p = mmap(NULL, len, prot, flags | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED) {
+		perror("mmap");
+		exit(2);
+	}
+	return p;
+}
+
+static void touch_kib(volatile char *p, size_t kib)
+{
+	size_t o;
+
+	for (o = 0; o < kib << 10; o += PAGE)
+		p[o] = 1;
+}
+
+static __attribute__((noinline)) void deep_frame(void)
+{
+	volatile char frame[32 << 10];
+
+	touch_kib(frame, sizeof(frame) >> 10);
+}
+
+static char more_bss[20 << 10];
+
+/*
+ * pmdstress's mappings beside the arena and the bare loop's, during the aim9
+ * fork row: a thread was made and joined on a stack it then unmapped (the
+ * start-up signal watcher: glibc counts the process multi-threaded from then
+ * on), the arena's 8 MiB of spare slots (PROT_NONE), the fork result page
+ * (MAP_SHARED), the worker stats (580 KiB, 36 resident, MADV_DONTFORK), the
+ * alternate signal stack and its guard page (untouched), the fork lock's
+ * page (MADV_DONTFORK) and the run state (140 KiB, 44 resident); and more
+ * resident heap, .bss and stack than the bare loop's, about 40, 20 and 32 KiB.
+ */
+static void pmdstress_shape(void)
+{
+	size_t stack_len = 132 << 10;
+	char *stack = must_map(stack_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_STACK), *p;
+	pthread_attr_t attr;
+	pthread_t tid;
+
+	pthread_attr_init(&attr);
+	if (pthread_attr_setstack(&attr, stack + PAGE, stack_len - PAGE) ||
+	    pthread_create(&tid, &attr, no_thread, NULL) || pthread_join(tid, NULL)) {
+		fprintf(stderr, "BARE_SHAPE: cannot run a thread\n");
+		exit(2);
+	}
+	pthread_attr_destroy(&attr);
+	munmap(stack, stack_len);
+	must_map(8 << 20, PROT_NONE, MAP_PRIVATE | MAP_NORESERVE);
+	touch_kib(must_map(PAGE, PROT_READ | PROT_WRITE, MAP_SHARED), 4);
+	p = must_map(580 << 10, PROT_READ | PROT_WRITE, MAP_PRIVATE);
+	madvise(p, 580 << 10, MADV_DONTFORK);
+	touch_kib(p, 36);
+	p = must_map(68 << 10, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_NORESERVE);
+	mprotect(p, PAGE, PROT_NONE);
+	p = must_map(PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE);
+	madvise(p, PAGE, MADV_DONTFORK);
+	touch_kib(p, 4);
+	touch_kib(must_map(140 << 10, PROT_READ | PROT_WRITE, MAP_PRIVATE), 44);
+	p = malloc(40 << 10);
+	if (!p) {
+		perror("malloc");
+		exit(2);
+	}
+	touch_kib(p, 40); /* kept: a heap that grew */
+	touch_kib(more_bss, sizeof(more_bss) >> 10);
+	deep_frame();
 }
 
 static long minflt(int who)
@@ -220,12 +305,19 @@ static int fork_mode(size_t mb, double secs, int thp, int do_exec, const char *p
 	size_t len = mb << 20;
 	char *p = map(len, thp, 0);
 	const char *idle_env = getenv("BARE_IDLE_THREADS"), *wait_env = getenv("BARE_EXEC_WAIT");
+	const char *shape_env = getenv("BARE_SHAPE");
 	int as_pmd = do_exec && wait_env && !strcmp(wait_env, "pmdstress"), pfd[2] = { -1, -1 };
 	int i, idle = idle_env ? atoi(idle_env) : 0;
 	double t0, t, end;
 	long n = 0;
 
 	touch(p, len); /* populated parent: fork copies its page tables */
+	if (shape_env && strcmp(shape_env, "pmdstress")) {
+		fprintf(stderr, "BARE_SHAPE=%s: the only shape is pmdstress\n", shape_env);
+		return 2;
+	}
+	if (shape_env)
+		pmdstress_shape();
 	for (i = 0; i < idle; i++) {
 		pthread_attr_t attr;
 		pthread_t tid;

@@ -16,7 +16,10 @@ Sections:
             exec stressors exist): with --single-thread against the bare
             loop (one thread each, as AIM9), and threaded (the default:
             main and oracle threads asleep) against the bare loop with two
-            sleeping threads; both loops fork with _Fork()
+            sleeping threads; both loops fork with _Fork(). And, as
+            information without a target, the bare fork loop given the
+            shape of pmdstress's process (BARE_SHAPE=pmdstress, bench/bare.c)
+            against itself: the part of the fork gap that the shape is
   scale     start-up time and memory per worker for 1024 and 4096 threads
   sensitivity  a known per-page delay is flagged by `pmdstress compare` at
             the right size; two identical runs are not flagged
@@ -82,8 +85,11 @@ def build_bare():
     return out
 
 
-def bare(binary, *args, idle_threads=0):
+def bare(binary, *args, idle_threads=0, shape=None):
     env = dict(os.environ, BARE_IDLE_THREADS=str(idle_threads))
+    env.pop("BARE_SHAPE", None)
+    if shape:
+        env["BARE_SHAPE"] = shape
     p = subprocess.run([binary] + [str(a) for a in args], capture_output=True, text=True,
                        check=True, env=env)
     return [json.loads(l) for l in p.stdout.splitlines() if l.startswith("{")]
@@ -143,7 +149,9 @@ class Table:
     see, and more triplets or a quieter machine are needed. A row is
     unsettled too with fewer than MIN_TRIPLETS triplets (a bootstrap of
     fewer says nothing), and when the bare loop against itself is off 1 by
-    more than its own interval: the machine changed under the measurement."""
+    more than its own interval: the machine changed under the measurement.
+    A row without a target (None) is information, not a verdict ("info"):
+    it does not count in the exit code."""
 
     def __init__(self):
         self.rows = []
@@ -154,7 +162,9 @@ class Table:
         controls = [b2 / b for b, p, b2 in triplets]
         ratio, (lo, hi) = statistics.median(ratios), boot_ci(ratios)
         ctl, (clo, chi) = statistics.median(controls), boot_ci(controls)
-        if len(triplets) < MIN_TRIPLETS or not clo <= 1 <= chi:
+        if target is None:
+            verdict = "info"
+        elif len(triplets) < MIN_TRIPLETS or not clo <= 1 <= chi:
             verdict = "unsettled"
         elif lower_better:
             verdict = "yes" if hi <= target else "no" if lo > target else "unsettled"
@@ -165,9 +175,10 @@ class Table:
         self.rows.append(dict(figure=figure, bare=bare_v, pmd=pmd_v, ratio=ratio, ci=(lo, hi),
                               control=ctl, control_ci=(clo, chi), target=target, unit=unit,
                               lower=lower_better, verdict=verdict, n=len(triplets)))
+        goal = "no target" if target is None else f"target {'<=' if lower_better else '>='} {target}"
         print(f"  {figure}: bare {bare_v:.1f} {unit}, pmdstress {pmd_v:.1f} {unit}, "
-              f"ratio {ratio:.3f} [{lo:.3f}, {hi:.3f}] (target {'<=' if lower_better else '>='} "
-              f"{target}; bare against itself {ctl:.3f} [{clo:.3f}, {chi:.3f}], "
+              f"ratio {ratio:.3f} [{lo:.3f}, {hi:.3f}] ({goal}; "
+              f"bare against itself {ctl:.3f} [{clo:.3f}, {chi:.3f}], "
               f"{len(triplets)} triplets) {verdict} {note}", flush=True)
 
     def add_check(self, figure, value, target, unit, ok, note=""):
@@ -189,8 +200,12 @@ class Table:
             lines.append(f"| {r['figure']} | {r['bare']:.1f} {r['unit']} | {r['pmd']:.1f} "
                          f"{r['unit']} | {r['ratio']:.3f} [{lo:.3f}, {hi:.3f}] | "
                          f"{r['control']:.3f} [{clo:.3f}, {chi:.3f}] | "
-                         f"{'≤' if r['lower'] else '≥'} {r['target']} | {r['verdict']} |")
+                         f"{self.goal(r)} | {r['verdict']} |")
         return "\n".join(lines)
+
+    @staticmethod
+    def goal(r):
+        return "" if r["target"] is None else f"{'≤' if r['lower'] else '≥'} {r['target']}"
 
     def exit_code(self):
         verdicts = {r["verdict"] for r in self.rows}
@@ -273,9 +288,9 @@ def section_forkexec(t, bare_bin, quick, n=None):
             args = ("--config", "aim9" if thp == "thp" else "aim9_4k", "--stressors", kind,
                     "--size", f"{pop_mb}M", "--duration", f"{secs}s", "--rounds", 1)
 
-            def bare_rate(idle=0):
+            def bare_rate(idle=0, shape=None):
                 return bare(bare_bin, kind, pop_mb, secs, thp, *extra,
-                            idle_threads=idle)[0]["ops_per_s"]
+                            idle_threads=idle, shape=shape)[0]["ops_per_s"]
 
             def pmd_rate(*more):
                 doc = pmd(*args, *more)
@@ -286,6 +301,14 @@ def section_forkexec(t, bare_bin, quick, n=None):
                   triplets(n, bare_rate, lambda: pmd_rate("--single-thread")), 0.97,
                   f"{kind}s/s", lower_better=False,
                   note=f"({pop_mb} MiB populated; bare single-threaded)")
+            if kind == "fork":
+                # how much of that row is the shape of pmdstress's process: its
+                # other mappings and resident pages, which fork copies too
+                t.add(f"{kind}/s, {thp} pages, bare loop with pmdstress's shape "
+                      "(BARE_SHAPE=pmdstress)",
+                      triplets(n, bare_rate, lambda: bare_rate(shape="pmdstress")), None,
+                      f"{kind}s/s", lower_better=False,
+                      note="(information: the 'pmdstress' column is the shaped bare loop)")
             # by default pmdstress forks from its worker while its main thread and its
             # oracle thread sleep: the bare loop with two sleeping threads
             t.add(f"{kind}/s, {thp} pages, threaded (default)",

@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 from pmdtest import SOURCE_DIR, check, done  # noqa: E402
 
@@ -76,4 +77,34 @@ check(verdict([(100 * w, 115, 130 / w) for w in wobble])[0] == "unsettled",
       "bare against itself off 1 (the machine changed): unsettled")
 check(verdict([(100 * w, 99, 100 / w) for w in wobble], target=0.97, lower=False)[0] == "yes",
       "a rate at 0.99 of bare meets >= 0.97")
+check(verdict([(100 * w, 50, 100 / w) for w in wobble], target=None, lower=False) == ("info", 0),
+      "a row without a target is information: no verdict, not in the exit code")
+
+# BARE_SHAPE=pmdstress: the fork loop runs with pmdstress's extra mappings; other values refused
+shaped = subprocess.run([bare_bin, "fork", "8", "0.3", "4k"], capture_output=True, text=True,
+                        env=dict(os.environ, BARE_SHAPE="pmdstress"), timeout=60)
+check(shaped.returncode == 0 and '"ops":' in shaped.stdout,
+      f"BARE_SHAPE=pmdstress runs ({shaped.returncode}: {shaped.stderr.strip()})")
+
+
+def mappings(shape):
+    """How many mappings the fork loop has while it runs."""
+    env = dict(os.environ)
+    env.pop("BARE_SHAPE", None)
+    if shape:
+        env["BARE_SHAPE"] = shape
+    proc = subprocess.Popen([bare_bin, "fork", "8", "1.5", "4k"], stdout=subprocess.DEVNULL, env=env)
+    time.sleep(0.7)
+    with open(f"/proc/{proc.pid}/maps") as f:
+        n = len(f.readlines())
+    proc.wait(timeout=30)
+    return n
+
+
+plain, shaped_n = mappings(None), mappings("pmdstress")
+check(shaped_n >= plain + 6, f"the shaped loop has pmdstress's extra mappings ({plain} -> {shaped_n})")
+bad = subprocess.run([bare_bin, "fork", "8", "0.3", "4k"], capture_output=True, text=True,
+                     env=dict(os.environ, BARE_SHAPE="pmd"), timeout=60)
+check(bad.returncode == 2 and "BARE_SHAPE=pmd:" in bad.stderr,
+      f"BARE_SHAPE=pmd refused, naming it ({bad.returncode}: {bad.stderr.strip()})")
 done()
