@@ -303,19 +303,20 @@ static int fork_mode(size_t mb, double secs, int thp, int do_exec, const char *p
 		     const char *arg)
 {
 	size_t len = mb << 20;
-	char *p = map(len, thp, 0);
 	const char *idle_env = getenv("BARE_IDLE_THREADS"), *wait_env = getenv("BARE_EXEC_WAIT");
 	const char *shape_env = getenv("BARE_SHAPE");
+	char *p;
 	int as_pmd = do_exec && wait_env && !strcmp(wait_env, "pmdstress"), pfd[2] = { -1, -1 };
 	int i, idle = idle_env ? atoi(idle_env) : 0;
 	double t0, t, end;
 	long n = 0;
 
-	touch(p, len); /* populated parent: fork copies its page tables */
 	if (shape_env && strcmp(shape_env, "pmdstress")) {
 		fprintf(stderr, "BARE_SHAPE=%s: the only shape is pmdstress\n", shape_env);
 		return 2;
 	}
+	p = map(len, thp, 0);
+	touch(p, len); /* populated parent: fork copies its page tables */
 	if (shape_env)
 		pmdstress_shape();
 	for (i = 0; i < idle; i++) {

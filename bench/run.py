@@ -316,7 +316,7 @@ def section_forkexec(t, bare_bin, quick, n=None):
                   lower_better=False, note="(bare with 2 sleeping threads: the same process shape)")
 
 
-def section_scale(t, quick):
+def section_scale(t, bare_bin, quick, n=None):
     for threads, size in ((1024, "128M"), (4096, "256M")):
         doc = pmd("--stressors", "fault", "--threads", threads, "--size", size, "--duration", "2s")
         up = doc["startup"]
@@ -345,7 +345,7 @@ def merged(docs, path):
     return path
 
 
-def section_sensitivity(t, quick):
+def section_sensitivity(t, bare_bin, quick, n=None):
     """A known per-page delay must be flagged, at about its size, and identical
     runs must not be. The runs of A, B and A' are interleaved (A B A' A B A' ...)
     and their rounds pooled, so the machine's drift falls on all three alike.
@@ -374,7 +374,9 @@ def section_sensitivity(t, quick):
     t.add_check("two identical runs", f"{change:+.1f}% {mark}", "not flagged", "", mark == "~")
 
 
-SECTIONS = ("fault", "mt", "forkexec", "scale", "sensitivity")
+# name -> section(table, bare loop, quick, triplets or None), in the default order
+SECTIONS = {"fault": section_fault, "mt": section_mt, "forkexec": section_forkexec,
+            "scale": section_scale, "sensitivity": section_sensitivity}
 
 
 def positive_int(text):
@@ -414,14 +416,9 @@ def main():
                    + (["--triplets", str(a.triplets)] if a.triplets else []))
     print(f"{cmd}: {time.strftime('%Y-%m-%d')}, "
           f"kernel {uname.release}, {os.cpu_count()} CPUs, load {load:.1f}")
-    run_section = {"fault": lambda: section_fault(t, bare_bin, a.quick, a.triplets),
-                   "mt": lambda: section_mt(t, bare_bin, a.quick, a.triplets),
-                   "forkexec": lambda: section_forkexec(t, bare_bin, a.quick, a.triplets),
-                   "scale": lambda: section_scale(t, a.quick),
-                   "sensitivity": lambda: section_sensitivity(t, a.quick)}
     for sec in sections:
         print(f"[{sec}]", flush=True)
-        run_section[sec]()
+        SECTIONS[sec](t, bare_bin, a.quick, a.triplets)
     md = t.markdown()
     print("\n" + md)
     if a.markdown:
