@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #define TICK_MS 100
@@ -97,6 +98,13 @@ void pmd_monitor_open(struct pmd_run *run)
 {
 	struct pmd_monitor *m = &run->mon;
 
+	/*
+	 * Without it, stopping the thread waited for its poll to time out:
+	 * up to a tick (100 ms) at the end of every round, idle, between a
+	 * bench round's last touch and the next round's first.
+	 */
+	if (m->wake_fd < 0)
+		m->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	m->kmsg_fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (m->kmsg_fd < 0) {
 		snprintf(m->kmsg_status, sizeof(m->kmsg_status),
@@ -318,13 +326,12 @@ static void *monitor_main(void *arg)
 	uint64_t next_slow = 0;
 
 	while (!__atomic_load_n(&m->stop, __ATOMIC_ACQUIRE)) {
-		struct pollfd p = { .fd = m->kmsg_fd, .events = POLLIN };
+		/* a negative fd is ignored by poll(): with neither, a plain tick */
+		struct pollfd p[2] = { { .fd = m->kmsg_fd, .events = POLLIN },
+				       { .fd = m->wake_fd, .events = POLLIN } };
 		uint64_t now;
 
-		if (m->kmsg_fd >= 0)
-			poll(&p, 1, TICK_MS);
-		else
-			usleep(TICK_MS * 1000);
+		poll(p, 2, TICK_MS);
 		drain_kmsg(run);
 		now = pmd_now_ns();
 		if (now >= next_slow) {
@@ -354,8 +361,17 @@ void pmd_monitor_stop(struct pmd_run *run)
 	struct pmd_monitor *m = &run->mon;
 
 	if (m->started) {
+		const uint64_t one = 1;
+		uint64_t left;
+		bool woken;
+
 		__atomic_store_n(&m->stop, 1, __ATOMIC_RELEASE);
+		/* without the eventfd, or if the write fails, its wait ends at the tick */
+		woken = m->wake_fd >= 0 && write(m->wake_fd, &one, sizeof(one)) == sizeof(one);
 		pthread_join(m->thread, NULL);
+		/* the next round's thread must wait again: take the count back */
+		while (woken && read(m->wake_fd, &left, sizeof(left)) == sizeof(left))
+			;
 		m->started = false;
 	}
 	/* what the kernel said while the workers wound down */
@@ -370,6 +386,9 @@ void pmd_monitor_close(struct pmd_run *run)
 	if (m->kmsg_fd >= 0)
 		close(m->kmsg_fd);
 	m->kmsg_fd = -1;
+	if (m->wake_fd >= 0)
+		close(m->wake_fd);
+	m->wake_fd = -1;
 	free(m->hb_last);
 	free(m->hb_when);
 	m->hb_last = m->hb_when = NULL;

@@ -20,6 +20,7 @@ struct pmd_monitor {
 	bool started;
 	uint32_t stop; /* atomic */
 	int kmsg_fd;
+	int wake_fd; /* eventfd: pmd_monitor_stop() ends the thread's wait at once */
 	char kmsg_status[160]; /* "reading", or why not */
 	/* printk's clock minus CLOCK_MONOTONIC, and how sure we are of it */
 	int64_t clock_off_ns;

@@ -1030,7 +1030,7 @@ int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 	 * at any moment, not merge into the first one pending.
 	 */
 	pmd_sigwatch_start(&run->sigwatch, run, &set);
-	run->mon.kmsg_fd = -1;
+	run->mon.kmsg_fd = run->mon.wake_fd = -1;
 	run->pagemap_fd = run->kpageflags_fd = -1;
 	run->thp_share_end = -1;
 	run->main_thread = pthread_self();
