@@ -59,6 +59,7 @@ struct fault_opts {
 	uint64_t passes;
 	uint64_t readers;
 	uint64_t pages;
+	char first[PMD_OPT_STRLEN];
 	uint64_t delay_ns;
 };
 
@@ -98,6 +99,11 @@ static const struct pmd_option fault_options[] = {
 	  "pages of each chunk a round writes: a window of this many from the round's first "
 	  "page, the rest must read zero (fewer: a 4 KiB fallback round stays small, for "
 	  "--memcg-headroom)" },
+	{ "first", PMD_OPT_STRING, O(first), "random", 0, 0, NULL,
+	  "the page of each chunk a round's first store hits: random (a new page every "
+	  "round, so the contested fault lands anywhere in the PMD) or a page number 0-511; "
+	  "0 with --fault-order forward touches a chunk in address order, as a plain loop does "
+	  "(bench/run.py)" },
 	{ "delay", PMD_OPT_DURATION, O(delay_ns), "0", 0, 1000000, NULL,
 	  "test only: busy-wait this long after every page's store (the sensitivity bench)",
 	  PMD_OPTF_HIDDEN },
@@ -159,6 +165,7 @@ struct fault_group {
 	unsigned want;		  /* chunks per round */
 	unsigned *cur, ncur;	  /* chunks of the round being run */
 	unsigned first_page;	  /* where every worker starts this round */
+	int fixed_first;	  /* --fault-first: that page every round; -1: random */
 	uint64_t round;		  /* rounds started */
 	uint64_t rng;		  /* the round choices' generator: see group_rand_below() */
 	bool stop;		  /* set by the serial step; read after the gate */
@@ -436,7 +443,10 @@ static void start_round(struct fault_group *g, struct pmd_worker *w, const struc
 	struct pmd_arena *a = w->si->arena;
 	unsigned span = g->hi - g->lo, tries;
 
+	/* drawn either way: a fixed first page leaves every other choice as it was */
 	g->first_page = (unsigned)group_rand_below(g, PMD_CHUNK_PAGES);
+	if (g->fixed_first >= 0)
+		g->first_page = (unsigned)g->fixed_first;
 	pmd_count(w, M_CHOICES, choice_trace(g->first, g->round, g->first_page));
 	for (tries = 0; tries < span && g->ncur < g->want; tries++) {
 		unsigned idx = g->lo + g->cursor;
@@ -739,7 +749,21 @@ static int fault_setup(struct pmd_sinst *si)
 	struct fault_priv *fp = calloc(1, sizeof(*fp));
 	const unsigned reader_pages = o->readers && si->arena->reads_allocate;
 	unsigned i, ngroups;
+	int first = -1;
 
+	if (strcmp(o->first, "random")) {
+		char *end;
+		unsigned long v = strtoul(o->first, &end, 10);
+
+		if (o->first[0] < '0' || o->first[0] > '9' || *end || v >= PMD_CHUNK_PAGES) {
+			free(fp);
+			snprintf(si->why, sizeof(si->why),
+				 "--fault-first '%.40s': a page number 0-%u or 'random'", o->first,
+				 (unsigned)PMD_CHUNK_PAGES - 1);
+			return -EINVAL;
+		}
+		first = (int)v;
+	}
 	ngroups = (unsigned)((si->nworkers + o->group - 1) / o->group);
 	if (!ngroups || si->arena->nchunks / ngroups < (o->chunks ? o->chunks : 1)) {
 		free(fp);
@@ -799,6 +823,7 @@ static int fault_setup(struct pmd_sinst *si)
 		g->lo = i * per;
 		g->hi = g->lo + per;
 		g->want = o->chunks ? (unsigned)o->chunks : per;
+		g->fixed_first = first;
 		/* by the group's first worker: unique in the run, the same in every run */
 		g->rng = pmd_stamp_mix(si->cfg->seed_used ^
 				       0xc2b2ae3d27d4eb4full * (si->workers[g->first].id + 1));
