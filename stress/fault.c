@@ -165,7 +165,6 @@ struct fault_group {
 	unsigned want;		  /* chunks per round */
 	unsigned *cur, ncur;	  /* chunks of the round being run */
 	unsigned first_page;	  /* where every worker starts this round */
-	int fixed_first;	  /* --fault-first: that page every round; -1: random */
 	uint64_t round;		  /* rounds started */
 	uint64_t rng;		  /* the round choices' generator: see group_rand_below() */
 	bool stop;		  /* set by the serial step; read after the gate */
@@ -176,6 +175,7 @@ struct fault_group {
 
 struct fault_priv {
 	const struct fault_opts *o;
+	int first; /* --fault-first: the page every round starts at; -1: random */
 	unsigned ngroups;
 	struct fault_group *groups;
 };
@@ -438,15 +438,16 @@ static uint64_t group_rand_below(struct fault_group *g, uint64_t n)
 	return n ? pmd_stamp_mix(g->rng) % n : 0;
 }
 
-static void start_round(struct fault_group *g, struct pmd_worker *w, const struct fault_opts *o)
+static void start_round(struct fault_group *g, struct pmd_worker *w, const struct fault_priv *fp)
 {
+	const struct fault_opts *o = fp->o;
 	struct pmd_arena *a = w->si->arena;
 	unsigned span = g->hi - g->lo, tries;
 
 	/* drawn either way: a fixed first page leaves every other choice as it was */
 	g->first_page = (unsigned)group_rand_below(g, PMD_CHUNK_PAGES);
-	if (g->fixed_first >= 0)
-		g->first_page = (unsigned)g->fixed_first;
+	if (fp->first >= 0)
+		g->first_page = (unsigned)fp->first;
 	pmd_count(w, M_CHOICES, choice_trace(g->first, g->round, g->first_page));
 	for (tries = 0; tries < span && g->ncur < g->want; tries++) {
 		unsigned idx = g->lo + g->cursor;
@@ -503,7 +504,8 @@ static void round_serial(void *arg)
 	struct fault_call *call = arg;
 	struct fault_group *g = call->g;
 	struct pmd_worker *w = call->w;
-	const struct fault_opts *o = ((struct fault_priv *)w->si->priv)->o;
+	const struct fault_priv *fp = w->si->priv;
+	const struct fault_opts *o = fp->o;
 
 	if (g->ncur)
 		finish_round(g, w);
@@ -511,7 +513,7 @@ static void round_serial(void *arg)
 		g->stop = true;
 		return;
 	}
-	start_round(g, w, o);
+	start_round(g, w, fp);
 	/* every chunk of the group is out of the run: nothing left to race on */
 	if (g->lost >= g->hi - g->lo)
 		g->stop = true;
@@ -805,6 +807,7 @@ static int fault_setup(struct pmd_sinst *si)
 	if (!fp)
 		return -ENOMEM;
 	fp->o = o;
+	fp->first = first;
 	fp->ngroups = ngroups;
 	fp->groups = aligned_alloc(64, sizeof(*fp->groups) * ngroups);
 	if (!fp->groups) {
@@ -823,7 +826,6 @@ static int fault_setup(struct pmd_sinst *si)
 		g->lo = i * per;
 		g->hi = g->lo + per;
 		g->want = o->chunks ? (unsigned)o->chunks : per;
-		g->fixed_first = first;
 		/* by the group's first worker: unique in the run, the same in every run */
 		g->rng = pmd_stamp_mix(si->cfg->seed_used ^
 				       0xc2b2ae3d27d4eb4full * (si->workers[g->first].id + 1));
