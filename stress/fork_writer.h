@@ -8,7 +8,8 @@
  * aligned 8-byte store per write, into one slot of each of a set of pages
  * ("units"), round robin: write #s goes to unit (s - 1) % n. It runs from
  * before the fork() call (one full round first, so every unit holds a
- * write), through it, to n + 1 writes after it returns.
+ * write), through it, to n + 2 writes after it returns (stress/fork.c says
+ * why two).
  *
  * What a correct fork gives the child: copy-on-write copies at page
  * granularity and one 8-byte store is never split, so the question is not
