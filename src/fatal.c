@@ -58,6 +58,7 @@ enum fatal_action {
  * reach it: the one piece of run state that lives outside the run context.
  */
 static struct pmd_run *watched;
+static pid_t watched_pid; /* the run's process: a fork child inherits the handler */
 
 /* this thread's alternate stack, if we made it */
 static _Thread_local char *alt_map;
@@ -154,6 +155,13 @@ static enum fatal_action fatal_decide(int sig, const siginfo_t *info, void *uctx
 	(void)uctx;
 	if (!run || (sig != SIGSEGV && sig != SIGBUS) || info->si_code <= 0)
 		return FATAL_DIE;
+	/*
+	 * A child of the run (a fork stressor's child reading the frozen
+	 * chunks) dies of it: its parent reaps it and reports where. Parked, it
+	 * would wait for a main thread it does not have, its fault unreported.
+	 */
+	if (getpid() != __atomic_load_n(&watched_pid, __ATOMIC_ACQUIRE))
+		return FATAL_DIE;
 	c = live_chunk_at(run, (uintptr_t)info->si_addr);
 	if (!c)
 		return FATAL_DIE;
@@ -163,6 +171,7 @@ static enum fatal_action fatal_decide(int sig, const siginfo_t *info, void *uctx
 
 void pmd_fatal_watch(struct pmd_run *run)
 {
+	__atomic_store_n(&watched_pid, getpid(), __ATOMIC_RELEASE);
 	__atomic_store_n(&watched, run, __ATOMIC_RELEASE);
 }
 

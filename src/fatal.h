@@ -16,7 +16,9 @@ void pmd_fatal_install(void);
 /*
  * Watch @run's arena (NULL: stop): from now on a SIGSEGV or SIGBUS the
  * kernel raises on a live chunk is reported as an event and ends the run
- * with its report instead of a core dump (src/fatal.c).
+ * with its report instead of a core dump (src/fatal.c). Only in the calling
+ * process: a fork child of the run dies of the signal, for its parent to
+ * report.
  */
 void pmd_fatal_watch(struct pmd_run *run);
 

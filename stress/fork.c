@@ -98,6 +98,7 @@ struct fork_opts {
 	bool populate;
 	bool writer;
 	bool leak;
+	bool child_fault;
 	uint64_t leak_chunk;
 	uint64_t leak_page;
 };
@@ -123,10 +124,16 @@ static const struct pmd_option fork_options[] = {
 	  "test only: before one fork, share one page of a frozen chunk (MAP_SHARED) so that "
 	  "writes cross the fork; must be reported as COW_LEAK",
 	  PMD_OPTF_HIDDEN },
+	{ "child-fault", PMD_OPT_BOOL, O(child_fault), "off", 0, 0, NULL,
+	  "test only: the child of one fork makes page --fork-leak-page of its first frozen "
+	  "chunk inaccessible (in the child only) and reads it; the kernel's SIGSEGV must kill "
+	  "it and be reported at that chunk and page",
+	  PMD_OPTF_HIDDEN },
 	{ "leak-chunk", PMD_OPT_UINT, O(leak_chunk), "0", 0, PMD_STAMP_MAX_PAGES / PMD_CHUNK_PAGES,
 	  NULL, "test only: the chunk --fork-leak shares a page of", PMD_OPTF_HIDDEN },
 	{ "leak-page", PMD_OPT_UINT, O(leak_page), "0", 0, PMD_CHUNK_PAGES - 1, NULL,
-	  "test only: the page of that chunk --fork-leak shares", PMD_OPTF_HIDDEN },
+	  "test only: the page of that chunk --fork-leak shares (and --fork-child-fault reads)",
+	  PMD_OPTF_HIDDEN },
 	PMD_OPT_END,
 };
 
@@ -223,6 +230,7 @@ struct fork_worker {
 	unsigned cursor;
 	unsigned dry; /* forks in a row that found no written chunk to freeze */
 	int leaked;   /* index into frozen[] of the chunk given a shared page, or -1 */
+	int fault_page; /* test only: the page of frozen[0] this fork's child faults on, or -1 */
 	bool written; /* the parent wrote the new generation (cow_write) */
 	bool writing; /* the writer wrote the frozen chunks across this fork */
 	struct pmd_fork_writer wr;
@@ -233,6 +241,7 @@ struct fork_priv {
 	pid_t self; /* getpid(), once: each call is a syscall, each fork's child needs it */
 	bool check; /* COW checks: off on a MAP_SHARED arena */
 	uint32_t leak_done; /* atomic: the test leak was made */
+	uint32_t fault_done; /* atomic: a child was given the test fault */
 	struct fork_worker *fw;
 	unsigned nfw;
 };
@@ -572,6 +581,22 @@ static bool child_check_writer(const struct fork_worker *fw, struct child_result
 }
 
 /*
+ * Test only (--fork-child-fault): a fault the kernel raises on a frozen
+ * chunk in the child, as a broken fork would. Only the child's mapping of the
+ * page changes; the SIGSEGV kills it (src/fatal.c lets a child of the run
+ * die) and the parent reports where, from at_frozen and at_page.
+ */
+static void child_fault(const struct fork_worker *fw, struct child_result *r)
+{
+	const uint64_t *slot = pmd_page_slot(fw->frozen[0].addr, (unsigned)fw->fault_page, 0);
+
+	r->at_frozen = 0;
+	r->at_page = (unsigned)fw->fault_page;
+	mprotect((void *)slot, PMD_PAGE_SIZE, PROT_NONE);
+	(void)pmd_load(slot);
+}
+
+/*
  * Until the parent has written the new generation into every frozen chunk.
  * A shared (not _PRIVATE) futex: the word is in a MAP_SHARED page of two
  * processes. The parent sets it or kills us, and we die with the parent.
@@ -596,6 +621,8 @@ static void __attribute__((noreturn)) child_main(const struct fork_worker *fw, u
 	unsigned i, p;
 
 	r->pass = 1;
+	if (fw->fault_page >= 0)
+		child_fault(fw, r);
 	/* first, as close to the fork as it gets (a correct fork gives the same at any time) */
 	if (check && fw->writing)
 		writer_clean = child_check_writer(fw, r);
@@ -710,6 +737,10 @@ static void freeze(struct pmd_worker *w, struct fork_priv *fp, struct fork_worke
 		freeze_one(w, fw, c, fw->dry >= PATIENCE);
 	}
 	fw->dry = fw->nfrozen ? 0 : fw->dry + 1;
+	fw->fault_page = -1;
+	if (fp->o->child_fault && fw->nfrozen &&
+	    !__atomic_exchange_n(&fp->fault_done, 1, __ATOMIC_ACQ_REL))
+		fw->fault_page = (int)fp->o->leak_page;
 }
 
 /*
@@ -1191,6 +1222,7 @@ static int fork_setup(struct pmd_sinst *si)
 			return -errno;
 		}
 		fw->leaked = -1;
+		fw->fault_page = -1;
 		fw->cursor = (unsigned)((uint64_t)i * si->arena->nchunks / si->nworkers);
 		si->workers[i].priv = fw;
 		/*
