@@ -35,8 +35,10 @@ base = ["--stressors", "fault", "--threads", "4", "--size", "16M", "--progress",
 
 def reads_map_zero_page():
     """This kernel's answer, found apart from pmdstress: read 64 fresh pages and
-    ask smaps for the mapping's Rss (the zero page is never counted in it)."""
-    m = mmap.mmap(-1, 64 * 4096)
+    ask smaps for the mapping's Rss (the zero page is never counted in it). A
+    private mapping, as pmdstress's probe and arena: Python's default for an
+    anonymous mmap is MAP_SHARED, whose read faults allocate on any kernel."""
+    m = mmap.mmap(-1, 64 * 4096, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
     m.madvise(mmap.MADV_NOHUGEPAGE)
     for i in range(64):
         m[i * 4096]
