@@ -588,11 +588,11 @@ static bool child_check_writer(const struct fork_worker *fw, struct child_result
  */
 static void child_fault(const struct fork_worker *fw, struct child_result *r)
 {
-	const uint64_t *slot = pmd_page_slot(fw->frozen[0].addr, (unsigned)fw->fault_page, 0);
+	uint64_t *slot = pmd_page_slot(fw->frozen[0].addr, (unsigned)fw->fault_page, 0);
 
 	r->at_frozen = 0;
 	r->at_page = (unsigned)fw->fault_page;
-	mprotect((void *)slot, PMD_PAGE_SIZE, PROT_NONE);
+	mprotect(slot, PMD_PAGE_SIZE, PROT_NONE);
 	(void)pmd_load(slot);
 }
 
@@ -1103,18 +1103,8 @@ static int fork_once(struct pmd_worker *w, struct fork_priv *fp, struct fork_wor
 		s1 = pmd_fork_writer_seq(&fw->wr);
 	pmd_fork_unlock();
 	if (fw->writing) {
-		/*
-		 * The child may have seen one write past the seq we read: the
-		 * helper stores a unit, then its number, and can be preempted in
-		 * between while fork() runs, so write #s1 + 1 reached a private
-		 * page the child got. From #s1 + 2 on, every unit written once
-		 * more, and one more: whatever the child saw, a page shared with it
-		 * by mistake then shows a write newer than one a private page
-		 * misses. (With n + 1, a loaded machine hid the self-test's torn
-		 * snapshot about once in 20 runs: the shared unit's only later
-		 * write was #s1 + 2, no newer than the first write the child missed.)
-		 */
-		pmd_fork_writer_close(&fw->wr, pid < 0 ? 0 : fw->wr.nunits + 2);
+		/* past what the child can have seen, when there is a child */
+		pmd_fork_writer_close(&fw->wr, pid >= 0);
 		if (pid > 0)
 			pmd_count(w, M_WR_DURING, s1 - s0);
 	}

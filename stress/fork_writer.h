@@ -8,8 +8,8 @@
  * aligned 8-byte store per write, into one slot of each of a set of pages
  * ("units"), round robin: write #s goes to unit (s - 1) % n. It runs from
  * before the fork() call (one full round first, so every unit holds a
- * write), through it, to n + 2 writes after it returns (stress/fork.c says
- * why two).
+ * write), through it, to n + 2 writes after it returns
+ * (pmd_fork_writer_close() says why two).
  *
  * What a correct fork gives the child: copy-on-write copies at page
  * granularity and one 8-byte store is never split, so the question is not
@@ -78,8 +78,12 @@ void pmd_fork_writer_quit(struct pmd_fork_writer *fw);
 void pmd_fork_writer_open(struct pmd_fork_writer *fw);
 /* The number of the last write the helper made (0: none yet). */
 uint64_t pmd_fork_writer_seq(struct pmd_fork_writer *fw);
-/* Let it make @more writes after the last one seen, then wait until it stopped. */
-void pmd_fork_writer_close(struct pmd_fork_writer *fw, uint64_t more);
+/*
+ * End the window and wait until the helper stopped: at once, or if @forked
+ * (called after fork() returned) once every unit holds a write newer than
+ * any the child can have seen, and one more.
+ */
+void pmd_fork_writer_close(struct pmd_fork_writer *fw, bool forked);
 
 /* The value write #@seq stores into unit @unit. */
 uint64_t pmd_fork_writer_value(const struct pmd_fork_writer *fw, unsigned unit, uint64_t seq);
