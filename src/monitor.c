@@ -344,16 +344,33 @@ static void *monitor_main(void *arg)
 	return NULL;
 }
 
+/*
+ * The monitor's stack. glibc's default is 8 MiB and a guard page, which the
+ * kernel maps apart from the run's other small mappings: every fork of the
+ * run then copied a page table of its own for the few pages the monitor
+ * touched, and every child's exit freed it again, a cost per fork the bare
+ * loop does not pay (bench/run.py forkexec, the threaded rows). Its largest
+ * frames hold about 8 KiB of buffers (reading /dev/kmsg and /proc); the
+ * workers' stack size if that is larger (sanitizer builds' frames need room).
+ */
+#define MONITOR_STACK (128u << 10)
+
 void pmd_monitor_start(struct pmd_run *run)
 {
 	struct pmd_monitor *m = &run->mon;
+	size_t stack = run->cfg->stack_size > MONITOR_STACK ? (size_t)run->cfg->stack_size :
+							       MONITOR_STACK;
+	pthread_attr_t attr;
 
 	free(m->hb_last);
 	free(m->hb_when);
 	m->hb_last = calloc(run->nworkers ? run->nworkers : 1, sizeof(uint64_t));
 	m->hb_when = calloc(run->nworkers ? run->nworkers : 1, sizeof(uint64_t));
 	__atomic_store_n(&m->stop, 0, __ATOMIC_RELEASE);
-	m->started = !pthread_create(&m->thread, NULL, monitor_main, run);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, stack);
+	m->started = !pthread_create(&m->thread, &attr, monitor_main, run);
+	pthread_attr_destroy(&attr);
 }
 
 void pmd_monitor_stop(struct pmd_run *run)
