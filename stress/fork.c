@@ -224,7 +224,13 @@ struct frozen {
 };
 
 struct fork_worker {
+	/*
+	 * What a checking child found: a MAP_SHARED page, or no_res when no
+	 * child checks (children_check()): every fork would copy the mapping
+	 * for children that only exit, and reading a zeroed result costs none.
+	 */
 	struct child_result *res;
+	struct child_result no_res;
 	struct frozen frozen[MAX_FROZEN];
 	unsigned nfrozen;
 	unsigned cursor;
@@ -245,6 +251,12 @@ struct fork_priv {
 	struct fork_worker *fw;
 	unsigned nfw;
 };
+
+/* Whether children check chunks, and so need a result page; else they only exit. */
+static bool children_check(const struct fork_priv *fp)
+{
+	return fp->o->chunks && fp->check;
+}
 
 /* ---- shared with exec (fork.h) ------------------------------------------- */
 
@@ -1067,14 +1079,14 @@ static int fork_once(struct pmd_worker *w, struct fork_priv *fp, struct fork_wor
 	bool quick; /* the child only exits */
 	pid_t pid;
 
-	if (fp->o->chunks && fp->check) {
+	if (children_check(fp)) {
+		memset(fw->res, 0, sizeof(*fw->res));
 		freeze(w, fp, fw);
 		if (!fw->nfrozen)
 			pmd_count(w, M_UNFROZEN, 1);
 		if (fw->leaked >= 0)
 			leak_make(w, fp, fw);
 	}
-	memset(fw->res, 0, sizeof(*fw->res));
 	pmd_fork_lock();
 	writer_open(w, fw);
 	quick = !fw->nfrozen && !fw->writing;
@@ -1205,11 +1217,14 @@ static int fork_setup(struct pmd_sinst *si)
 	for (i = 0; i < si->nworkers; i++) {
 		struct fork_worker *fw = &fp->fw[i];
 
-		fw->res = mmap(NULL, sizeof(*fw->res), PROT_READ | PROT_WRITE,
-			       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-		if (fw->res == MAP_FAILED) {
-			fw->res = NULL;
-			return -errno;
+		fw->res = &fw->no_res;
+		if (children_check(fp)) {
+			fw->res = mmap(NULL, sizeof(*fw->res), PROT_READ | PROT_WRITE,
+				       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+			if (fw->res == MAP_FAILED) {
+				fw->res = NULL;
+				return -errno;
+			}
 		}
 		fw->leaked = -1;
 		fw->fault_page = -1;
@@ -1219,7 +1234,7 @@ static int fork_setup(struct pmd_sinst *si)
 		 * A limit of this machine (pids.max, RLIMIT_NPROC): fork on without
 		 * it. --single-thread means no thread beside the worker: none then.
 		 */
-		if (o->writer && o->chunks && fp->check && !si->cfg->single_thread) {
+		if (o->writer && children_check(fp) && !si->cfg->single_thread) {
 			int rc = pmd_fork_writer_start(&fw->wr, si->arena->tag_key);
 
 			if (rc)
@@ -1275,7 +1290,7 @@ static void fork_teardown(struct pmd_sinst *si)
 	for (i = 0; fp->fw && i < fp->nfw; i++)
 		pmd_fork_writer_quit(&fp->fw[i].wr);
 	for (i = 0; fp->fw && i < fp->nfw; i++)
-		if (fp->fw[i].res)
+		if (fp->fw[i].res && fp->fw[i].res != &fp->fw[i].no_res)
 			munmap(fp->fw[i].res, sizeof(*fp->fw[i].res));
 	free(fp->fw);
 	free(fp);
