@@ -1002,12 +1002,18 @@ static void run_free(struct pmd_run *run)
 	pmd_fatal_watch(NULL);
 	free(run->mon.klog);
 	free(run->mon.hang_dump);
-	free(run);
 }
 
 int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 {
-	struct pmd_run *run;
+	/*
+	 * The run's state, some 140 KiB, lies in .bss: from calloc() it was a
+	 * mapping of its own, one more that every fork of the run copied and
+	 * every child's exit freed again (bench/run.py forkexec). Zero, and
+	 * untouched but for what the run writes: one run per process.
+	 */
+	static struct pmd_run the_run;
+	struct pmd_run *run = &the_run;
 	char err[PMD_ERRLEN];
 	unsigned i, nrounds;
 	int rc = 0, werr = 0, kerr = 0, sig;
@@ -1020,9 +1026,6 @@ int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 	 * made later inherit the mask.
 	 */
 	block_signals(&set);
-	run = calloc(1, sizeof(*run));
-	if (!run)
-		return 5;
 	run->cfg = cfg;
 	/*
 	 * And they are taken at once: the main loop is far off (a start-up of
