@@ -254,6 +254,15 @@ int pmd_fatal_thread_init(void)
 		return -errno;
 	/* a guard page below: a handler that overflows faults instead of scribbling */
 	mprotect(m, page, PROT_NONE);
+	/*
+	 * Not for fork children: every mapping a fork copies costs each fork of
+	 * the fork and exec stressors a little that the bare loop does not pay
+	 * (bench/run.py forkexec), and theirs only exit or exec. The fork
+	 * stressor's checking child turns the setting off (stress/fork.c), so
+	 * that a handler there runs on its stack; in any other child a handler
+	 * finds no stack and the kernel kills it with SIGSEGV.
+	 */
+	madvise(m, size + page, MADV_DONTFORK);
 	memset(&ss, 0, sizeof(ss));
 	ss.ss_sp = m + page;
 	ss.ss_size = size;

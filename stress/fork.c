@@ -625,6 +625,21 @@ static void child_wait_parent(struct child_result *r)
  * writes cross the fork is seen leaking whoever ran first, not only when the
  * parent happened to win the race to it.
  */
+/*
+ * The run's alternate signal stacks are not copied into a child
+ * (MADV_DONTFORK, src/fatal.c): a fatal signal here would find no stack to
+ * run its handler on, and the kernel would kill the child with SIGSEGV,
+ * whatever the signal was. Off, the handler runs on this thread's stack.
+ */
+static void child_altstack_off(void)
+{
+	stack_t ss;
+
+	memset(&ss, 0, sizeof(ss));
+	ss.ss_flags = SS_DISABLE;
+	sigaltstack(&ss, NULL);
+}
+
 static void __attribute__((noreturn)) child_main(const struct fork_worker *fw, uint64_t key,
 						 bool check)
 {
@@ -1106,6 +1121,7 @@ static int fork_once(struct pmd_worker *w, struct fork_priv *fp, struct fork_wor
 		if (quick)
 			_exit(0);
 		pmd_fork_child_init(fp->self);
+		child_altstack_off();
 		child_main(fw, w->si->arena->tag_key, w->si->cfg->verify);
 	}
 	/* read after the child left: to it __errno_location was a page of text to fault in */
