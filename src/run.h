@@ -100,6 +100,7 @@ struct pmd_run {
 	/* bench mode (--rounds): one entry per round, src/bench.c */
 	struct pmd_round *rounds;
 	unsigned nrounds;
+	unsigned rounds_cap; /* entries the rounds' mapping holds */
 	double measured_secs; /* sum over measured rounds; 0 outside bench mode */
 	int exit_code;
 	const char *status; /* clean, corruption, live_fault, kernel, hang, internal, skipped */
