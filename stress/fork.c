@@ -620,12 +620,6 @@ static void child_wait_parent(struct child_result *r)
 }
 
 /*
- * Pass 1 reads while the parent writes (COW faults on both sides at once);
- * pass 2 waits for the parent's writes to be done, so that a page whose
- * writes cross the fork is seen leaking whoever ran first, not only when the
- * parent happened to win the race to it.
- */
-/*
  * The run's alternate signal stacks are not copied into a child
  * (MADV_DONTFORK, src/fatal.c): a fatal signal here would find no stack to
  * run its handler on, and the kernel would kill the child with SIGSEGV,
@@ -640,6 +634,12 @@ static void child_altstack_off(void)
 	sigaltstack(&ss, NULL);
 }
 
+/*
+ * Pass 1 reads while the parent writes (COW faults on both sides at once);
+ * pass 2 waits for the parent's writes to be done, so that a page whose
+ * writes cross the fork is seen leaking whoever ran first, not only when the
+ * parent happened to win the race to it.
+ */
 static void __attribute__((noreturn)) child_main(const struct fork_worker *fw, uint64_t key,
 						 bool check)
 {
