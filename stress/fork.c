@@ -1305,8 +1305,8 @@ static void fork_teardown(struct pmd_sinst *si)
 	pmd_fork_eagain_say(si, M_EAGAIN);
 	for (i = 0; fp->fw && i < fp->nfw; i++)
 		pmd_fork_writer_quit(&fp->fw[i].wr);
-	for (i = 0; fp->fw && i < fp->nfw; i++)
-		if (fp->fw[i].res && fp->fw[i].res != &fp->fw[i].no_res)
+	for (i = 0; children_check(fp) && fp->fw && i < fp->nfw; i++)
+		if (fp->fw[i].res)
 			munmap(fp->fw[i].res, sizeof(*fp->fw[i].res));
 	free(fp->fw);
 	free(fp);
