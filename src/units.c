@@ -98,14 +98,47 @@ int pmd_parse_size(const char *text, uint64_t *out)
 	return mul_checked(v, mult, out);
 }
 
+/*
+ * "1.5s", "0.25m": a decimal fraction, as long as it comes to whole
+ * nanoseconds ("1.5ns" does not). Sizes stay whole numbers.
+ */
+static int add_fraction(const char *digits, size_t n, uint64_t mult, uint64_t *ns)
+{
+	uint64_t f = 0, scale = 1, part;
+	size_t i;
+
+	if (n == 0)
+		return -EINVAL; /* "1.s" */
+	if (n > 18)
+		return -ERANGE; /* past a nanosecond of any unit */
+	for (i = 0; i < n; i++) {
+		f = f * 10 + (uint64_t)(digits[i] - '0');
+		scale *= 10;
+	}
+	if (mul_checked(f, mult, &part) || part % scale)
+		return -EINVAL; /* finer than a nanosecond */
+	part /= scale;
+	if (*ns > UINT64_MAX - part)
+		return -ERANGE;
+	*ns += part;
+	return 0;
+}
+
 int pmd_parse_duration(const char *text, uint64_t *out_ns)
 {
-	const char *sfx;
-	uint64_t v, mult;
+	const char *sfx, *frac = NULL;
+	size_t nfrac = 0;
+	uint64_t v, mult, ns;
 	int err = split_number(text, &v, &sfx);
 
 	if (err)
 		return err;
+	if (*sfx == '.') {
+		frac = ++sfx;
+		while (isdigit((unsigned char)*sfx))
+			sfx++;
+		nfrac = (size_t)(sfx - frac);
+	}
 	if (!*sfx || suffix_is(sfx, "s", "sec", NULL))
 		mult = 1000000000ull;
 	else if (suffix_is(sfx, "ns", NULL, NULL))
@@ -122,7 +155,12 @@ int pmd_parse_duration(const char *text, uint64_t *out_ns)
 		mult = 86400ull * 1000000000ull;
 	else
 		return -EINVAL;
-	return mul_checked(v, mult, out_ns);
+	err = mul_checked(v, mult, &ns);
+	if (!err && frac)
+		err = add_fraction(frac, nfrac, mult, &ns);
+	if (!err)
+		*out_ns = ns;
+	return err;
 }
 
 void pmd_format_size(uint64_t bytes, char *buf, size_t len)

@@ -40,6 +40,8 @@ bad(["--threads", "-1"], "threads: invalid value '-1'")
 bad(["--size", "5M"], "multiple of 2M")
 bad(["--thp", "always"], "one of madvise|nohuge|toggle|inherit")
 bad(["--duration", "ten"], "duration: invalid value 'ten'")
+bad(["--duration", "1.5ns"], "duration: invalid value '1.5ns'")
+bad(["--duration", "1.s"], "duration: invalid value '1.s'")
 bad(["frobnicate"], "unknown command 'frobnicate'")
 bad(["--config"], "--config needs a value")
 bad(["--inject", "bogus"], "--inject: invalid value 'bogus'")
@@ -57,6 +59,9 @@ r = run(["--config", f.name, "--threads", "2", "--quiet"])
 check(r.rc == 0 and r.doc["threads"] == 2, "a scenario file runs; the command line overrides it")
 check(r.doc["scenario"] == f.name, "the report names the scenario file")
 os.unlink(f.name)
+
+r = run(["--duration", "0.5s", "--threads", "2", "--size", "8M", "--quiet"])
+check(r.rc == 0 and 0.45 < r.doc["duration_s"] < 2, f"--duration 0.5s runs half a second ({r.doc and r.doc.get('duration_s')})")
 
 # --json - without --quiet: stdout parses as one JSON document, the text report is on stderr
 r = run(["--stressors", "fault", "--threads", "2", "--duration", "1s", "--size", "8M",

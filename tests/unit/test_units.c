@@ -59,6 +59,25 @@ int main(void)
 	dur_ok("20ns", 20);
 	CHECK(pmd_parse_duration("10x", &v) == -EINVAL, "duration '10x' rejected");
 	CHECK(pmd_parse_duration("s", &v) == -EINVAL, "duration 's' rejected");
+	dur_ok("1.5s", 1500000000ull);
+	dur_ok("1.5", 1500000000ull);
+	dur_ok("0.25m", 15000000000ull);
+	dur_ok("2.5ms", 2500000ull);
+	dur_ok("1.000000001s", 1000000001ull);
+	dur_ok("1.50us", 1500ull);
+	dur_ok("0.5h", 1800ull * 1000000000ull);
+	CHECK(pmd_parse_duration("1.5ns", &v) == -EINVAL, "duration '1.5ns' rejected (below 1 ns)");
+	CHECK(pmd_parse_duration("1.0000000001s", &v) == -EINVAL,
+	      "duration '1.0000000001s' rejected (below 1 ns)");
+	CHECK(pmd_parse_duration("1.s", &v) == -EINVAL, "duration '1.s' rejected");
+	CHECK(pmd_parse_duration(".5s", &v) == -EINVAL, "duration '.5s' rejected");
+	CHECK(pmd_parse_duration("1.5.5s", &v) == -EINVAL, "duration '1.5.5s' rejected");
+	CHECK(pmd_parse_duration("1.0000000000000000000s", &v) == -ERANGE,
+	      "duration with 19 fraction digits rejected");
+	CHECK(pmd_parse_duration("18446744073.709551615s", &v) == 0 && v == UINT64_MAX,
+	      "duration of UINT64_MAX ns");
+	CHECK(pmd_parse_duration("18446744073.709551616s", &v) == -ERANGE,
+	      "duration past UINT64_MAX ns rejected");
 
 	CHECK(pmd_parse_uint("0x1f", &v) == 0 && v == 31, "hex 0x1f");
 	CHECK(pmd_parse_uint("18446744073709551615", &v) == 0 && v == UINT64_MAX, "u64 max");
