@@ -20,8 +20,9 @@
 
 /*
  * Room for one more round. The rounds live in a mapping of their own that
- * no fork child gets (MADV_DONTFORK), not on the heap: some 37 KiB each,
- * kept to the end, they were resident pages that every fork of the fork
+ * no fork child gets (MADV_DONTFORK), not on the heap: kept to the end
+ * (69 KiB each, of which a stressor's part, 2.2 KiB, is written), they
+ * were resident pages that every fork of the fork
  * and exec stressors copied and every child's exit dropped again, so that
  * each round forked a little slower than the one before it (bench/run.py
  * forkexec measures the round after the warm-up). 0, or -errno.
@@ -49,74 +50,108 @@ static int rounds_room(struct pmd_run *run)
 	return 0;
 }
 
+void pmd_lat_digest(const struct pmd_hist *h, struct pmd_lat_digest *d)
+{
+	d->count = h->count;
+	d->mean = pmd_hist_mean(h);
+	d->min = h->count ? h->min : 0;
+	d->p50 = pmd_hist_quantile(h, 0.5);
+	d->p90 = pmd_hist_quantile(h, 0.9);
+	d->p99 = pmd_hist_quantile(h, 0.99);
+	d->p99_9 = pmd_hist_quantile(h, 0.999);
+	d->max = h->max;
+}
+
+/* Add a measured round's stressor @t into the run's sum @m; @t's buckets go. */
+static void measured_add(struct pmd_totals *m, struct pmd_totals *t)
+{
+	unsigned k;
+
+	for (k = 0; k < PMD_MAX_METRICS; k++) {
+		m->counter[k] += t->counter[k];
+		if (!t->hist[k].buckets)
+			continue;
+		/* the first time (init sets min; a failed one leaves no buckets, said at merge) */
+		if (!m->hist[k].buckets && !m->hist[k].count)
+			pmd_hist_init(&m->hist[k]);
+		pmd_hist_merge(&m->hist[k], &t->hist[k]);
+	}
+	m->faults += t->faults;
+	for (k = 0; k < PMD_THPS_COUNT; k++)
+		m->thp[k] += t->thp[k];
+}
+
 void pmd_bench_round_done(struct pmd_run *run, unsigned index, bool warmup)
 {
 	struct pmd_round *r;
+	unsigned s, k;
 
 	if (rounds_room(run))
 		return;
+	/*
+	 * The mapping is zero until written: write only the stressors the
+	 * round had, so that a round of one stressor stays a few pages.
+	 */
 	r = &run->rounds[run->nrounds++];
-	memset(r, 0, sizeof(*r));
 	r->index = index;
 	r->warmup = warmup;
 	r->secs = run->t_end > run->t0 ? (double)(run->t_end - run->t0) / 1e9 : 0;
 	snprintf(r->stop_reason, sizeof(r->stop_reason), "%s", run->stop_reason);
-	memcpy(r->sinst, run->sinst, sizeof(r->sinst));
 	r->nsinst = run->nsinst;
-	/* the round's merged histograms move into the round */
-	memcpy(r->totals, run->totals, sizeof(r->totals));
-	memset(run->totals, 0, sizeof(run->totals));
+	for (s = 0; s < r->nsinst; s++) {
+		struct pmd_round_stressor *rs = &r->st[s];
+		struct pmd_totals *t = &rs->t;
+
+		rs->si = run->sinst[s];
+		*t = run->totals[s];
+		/* a reason supported() formatted lives in the sinst, which the next round reuses */
+		if (rs->si.skipped == run->sinst[s].why)
+			rs->si.skipped = rs->si.why;
+		for (k = 0; k < PMD_MAX_METRICS; k++)
+			if (t->hist[k].buckets)
+				pmd_lat_digest(&t->hist[k], &rs->lat[k]);
+		if (!warmup)
+			measured_add(&run->measured[s], t);
+		/* what the round keeps of a histogram is its digest, count, sum, min, max */
+		for (k = 0; k < PMD_MAX_METRICS; k++)
+			pmd_hist_free(&t->hist[k]);
+	}
+	memset(run->totals, 0, sizeof(run->totals)); /* the buckets went with the round */
 	if (!run->cfg->quiet)
 		pmd_bench_row(stdout, run, r);
 }
 
+/* The measured rounds' sum becomes the run's totals, which the reports read. */
 void pmd_bench_finish(struct pmd_run *run)
 {
 	unsigned i, s, k;
 
 	run->measured_secs = 0;
+	for (i = 0; i < run->nrounds; i++)
+		if (!run->rounds[i].warmup)
+			run->measured_secs += run->rounds[i].secs;
 	for (s = 0; s < PMD_MAX_STRESSORS; s++)
 		for (k = 0; k < PMD_MAX_METRICS; k++)
-			pmd_hist_init(&run->totals[s].hist[k]);
-	for (i = 0; i < run->nrounds; i++) {
-		const struct pmd_round *r = &run->rounds[i];
-
-		if (r->warmup)
-			continue;
-		run->measured_secs += r->secs;
-		for (s = 0; s < r->nsinst; s++) {
-			struct pmd_totals *t = &run->totals[s];
-			const struct pmd_totals *rt = &r->totals[s];
-
-			for (k = 0; k < PMD_MAX_METRICS; k++) {
-				t->counter[k] += rt->counter[k];
-				if (rt->hist[k].buckets)
-					pmd_hist_merge(&t->hist[k], &rt->hist[k]);
-			}
-			t->faults += rt->faults;
-			for (k = 0; k < PMD_THPS_COUNT; k++)
-				t->thp[k] += rt->thp[k];
-		}
-	}
+			pmd_hist_free(&run->totals[s].hist[k]);
+	memcpy(run->totals, run->measured, sizeof(run->totals));
+	memset(run->measured, 0, sizeof(run->measured));
 	if (!run->cfg->quiet)
 		pmd_bench_summary(stdout, run);
 }
 
 void pmd_bench_free(struct pmd_run *run)
 {
-	unsigned i, s, k;
+	unsigned s, k;
 
-	for (i = 0; i < run->nrounds; i++)
-		for (s = 0; s < PMD_MAX_STRESSORS; s++)
-			for (k = 0; k < PMD_MAX_METRICS; k++)
-				pmd_hist_free(&run->rounds[i].totals[s].hist[k]);
 	if (run->rounds)
 		munmap(run->rounds, sizeof(*run->rounds) * run->rounds_cap);
 	run->rounds = NULL;
 	run->nrounds = run->rounds_cap = 0;
 	for (s = 0; s < PMD_MAX_STRESSORS; s++)
-		for (k = 0; k < PMD_MAX_METRICS; k++)
+		for (k = 0; k < PMD_MAX_METRICS; k++) {
 			pmd_hist_free(&run->totals[s].hist[k]);
+			pmd_hist_free(&run->measured[s].hist[k]);
+		}
 }
 
 /* ---- the columns ------------------------------------------------------------- */
@@ -127,8 +162,8 @@ static unsigned columns(const struct pmd_round *r, double *v, char (*name)[48], 
 	unsigned s, k, n = 0;
 
 	for (s = 0; s < r->nsinst; s++) {
-		const struct pmd_sinst *si = &r->sinst[s];
-		const struct pmd_totals *t = &r->totals[s];
+		const struct pmd_sinst *si = &r->st[s].si;
+		const struct pmd_totals *t = &r->st[s].t;
 		const struct pmd_metric *m;
 
 		if (si->skipped)

@@ -115,23 +115,33 @@ static const char *better_name(const struct pmd_metric *m)
 	}
 }
 
-json_t *pmd_hist_json(const struct pmd_hist *h)
+static json_t *digest_json(const struct pmd_lat_digest *d)
 {
 	json_t *o = json_object();
 
 	json_object_set_new(o, "unit", json_string("ns"));
-	json_object_set_new(o, "count", json_integer((json_int_t)h->count));
-	json_object_set_new(o, "mean", json_real(pmd_hist_mean(h)));
-	json_object_set_new(o, "min", json_integer((json_int_t)(h->count ? h->min : 0)));
-	json_object_set_new(o, "p50", json_integer((json_int_t)pmd_hist_quantile(h, 0.5)));
-	json_object_set_new(o, "p90", json_integer((json_int_t)pmd_hist_quantile(h, 0.9)));
-	json_object_set_new(o, "p99", json_integer((json_int_t)pmd_hist_quantile(h, 0.99)));
-	json_object_set_new(o, "p99_9", json_integer((json_int_t)pmd_hist_quantile(h, 0.999)));
-	json_object_set_new(o, "max", json_integer((json_int_t)h->max));
+	json_object_set_new(o, "count", json_integer((json_int_t)d->count));
+	json_object_set_new(o, "mean", json_real(d->mean));
+	json_object_set_new(o, "min", json_integer((json_int_t)d->min));
+	json_object_set_new(o, "p50", json_integer((json_int_t)d->p50));
+	json_object_set_new(o, "p90", json_integer((json_int_t)d->p90));
+	json_object_set_new(o, "p99", json_integer((json_int_t)d->p99));
+	json_object_set_new(o, "p99_9", json_integer((json_int_t)d->p99_9));
+	json_object_set_new(o, "max", json_integer((json_int_t)d->max));
 	return o;
 }
 
-static json_t *stressor_json(const struct pmd_sinst *si, const struct pmd_totals *t, double secs)
+json_t *pmd_hist_json(const struct pmd_hist *h)
+{
+	struct pmd_lat_digest d;
+
+	pmd_lat_digest(h, &d);
+	return digest_json(&d);
+}
+
+/* @dg: a bench round's digests, or NULL to read @t's histograms */
+static json_t *stressor_json(const struct pmd_sinst *si, const struct pmd_totals *t,
+			     const struct pmd_lat_digest *dg, double secs)
 {
 	const struct pmd_metric *m;
 	json_t *o = json_object(), *ctr = json_object(), *lat = json_object(), *cov = json_object();
@@ -172,7 +182,7 @@ static json_t *stressor_json(const struct pmd_sinst *si, const struct pmd_totals
 	}
 	for (k = 0, m = si->st->metrics; m && m->name; m++, k++) {
 		if (m->kind == PMD_METRIC_LATENCY) {
-			json_t *l = pmd_hist_json(&t->hist[k]);
+			json_t *l = dg ? digest_json(&dg[k]) : pmd_hist_json(&t->hist[k]);
 
 			json_object_set_new(l, "better", json_string(better_name(m)));
 			json_object_set_new(lat, m->name, l);
@@ -259,7 +269,8 @@ static json_t *rounds_json(const struct pmd_run *run)
 		json_object_set_new(o, "duration_s", json_real(r->secs));
 		json_object_set_new(o, "stop_reason", json_string(r->stop_reason));
 		for (s = 0; s < r->nsinst; s++)
-			json_array_append_new(st, stressor_json(&r->sinst[s], &r->totals[s], r->secs));
+			json_array_append_new(st, stressor_json(&r->st[s].si, &r->st[s].t,
+								r->st[s].lat, r->secs));
 		json_object_set_new(o, "stressors", st);
 		json_array_append_new(a, o);
 	}
@@ -500,7 +511,7 @@ json_t *pmd_report_json_doc(const struct pmd_run *run, int argc, char **argv)
 	json_object_set_new(doc, "numa", pmd_numa_json(run));
 	json_object_set_new(doc, "memcg", pmd_memcg_json(run));
 	for (i = 0; i < run->nsinst; i++) {
-		json_t *s = stressor_json(&run->sinst[i], &run->totals[i], secs);
+		json_t *s = stressor_json(&run->sinst[i], &run->totals[i], NULL, secs);
 
 		add_cdfs(s, &run->sinst[i], &run->totals[i]);
 		json_array_append_new(st, s);

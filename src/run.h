@@ -26,6 +26,17 @@ struct pmd_totals {
 	uint64_t thp[PMD_THPS_COUNT];
 };
 
+/*
+ * A latency histogram as the report gives it. A bench round keeps this
+ * instead of its buckets: a mapping a round would run out of mappings
+ * (vm.max_map_count) and memory in a long run of short rounds.
+ */
+struct pmd_lat_digest {
+	uint64_t count, min, max, p50, p90, p99, p99_9;
+	double mean;
+};
+void pmd_lat_digest(const struct pmd_hist *h, struct pmd_lat_digest *d);
+
 struct pmd_event_node {
 	struct cds_wfcq_node node;
 	struct pmd_event ev;
@@ -101,21 +112,32 @@ struct pmd_run {
 	struct pmd_round *rounds;
 	unsigned nrounds;
 	unsigned rounds_cap; /* entries the rounds' mapping holds */
+	struct pmd_totals measured[PMD_MAX_STRESSORS]; /* summed as measured rounds end */
 	double measured_secs; /* sum over measured rounds; 0 outside bench mode */
 	int exit_code;
 	const char *status; /* clean, corruption, live_fault, kernel, hang, internal, skipped */
 	char verdict[256];
 };
 
-/* One round of bench mode: what each stressor did in it. */
+/*
+ * One round of bench mode: what each stressor did in it. A stressor's part
+ * lies together, so a round of one stressor writes a page or two of its
+ * mapping (src/bench.c) and leaves the rest of it untouched, never memory.
+ */
+struct pmd_round_stressor {
+	struct pmd_sinst si; /* name, workers, skipped */
+	/* counters, and of each histogram count, sum, min and max (no buckets) */
+	struct pmd_totals t;
+	struct pmd_lat_digest lat[PMD_MAX_METRICS];
+};
+
 struct pmd_round {
 	unsigned index;
 	bool warmup;
 	double secs;
 	char stop_reason[64];
-	struct pmd_sinst sinst[PMD_MAX_STRESSORS]; /* names, workers, skipped */
 	unsigned nsinst;
-	struct pmd_totals totals[PMD_MAX_STRESSORS];
+	struct pmd_round_stressor st[PMD_MAX_STRESSORS];
 };
 
 int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv);
