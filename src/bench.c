@@ -20,12 +20,12 @@
 
 /*
  * Room for one more round. The rounds live in a mapping of their own that
- * no fork child gets (MADV_DONTFORK), not on the heap: kept to the end
- * (69 KiB each, of which a stressor's part, 2.2 KiB, is written), they
- * were resident pages that every fork of the fork
- * and exec stressors copied and every child's exit dropped again, so that
- * each round forked a little slower than the one before it (bench/run.py
- * forkexec measures the round after the warm-up). 0, or -errno.
+ * no fork child gets (MADV_DONTFORK), not on the heap: kept to the end (69
+ * KiB each, of which a stressor's part, 2.2 KiB, is written), they were
+ * resident pages that every fork of the fork and exec stressors copied and
+ * every child's exit dropped again, so that each round forked a little
+ * slower than the one before it (bench/run.py forkexec measures the round
+ * after the warm-up). 0, or -errno.
  */
 static int rounds_room(struct pmd_run *run)
 {

@@ -27,9 +27,9 @@ struct pmd_totals {
 };
 
 /*
- * A latency histogram as the report gives it. A bench round keeps this
- * instead of its buckets: a mapping a round would run out of mappings
- * (vm.max_map_count) and memory in a long run of short rounds.
+ * A latency histogram as the report gives it. A bench round keeps this,
+ * not its buckets: a mapping per latency and round would, in a long run of
+ * short rounds, use up memory and vm.max_map_count.
  */
 struct pmd_lat_digest {
 	uint64_t count, min, max, p50, p90, p99, p99_9;
@@ -121,8 +121,8 @@ struct pmd_run {
 
 /*
  * One round of bench mode: what each stressor did in it. A stressor's part
- * lies together, so a round of one stressor writes a page or two of its
- * mapping (src/bench.c) and leaves the rest of it untouched, never memory.
+ * lies together, so a round of one stressor writes a page or two of the
+ * rounds' mapping (src/bench.c); the rest is never touched, never resident.
  */
 struct pmd_round_stressor {
 	struct pmd_sinst si; /* name, workers, skipped */
