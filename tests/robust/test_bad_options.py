@@ -78,7 +78,9 @@ def bad_values(kind, lo, hi, allowed):
                      "99999999999999999999999999"],
          "size": ["-4K", "4Q", "abc", "", "1.5M", "M", "99999999999999999999",
                   "16777216T"],
-         "duration": ["-1s", "ten", "1.5s", "", "10x", "s", "99999999999999999999h"],
+         # a fraction is taken when it comes to whole nanoseconds (1.5s is good)
+         "duration": ["-1s", "ten", "1.5ns", "1.s", ".5s", "1.5.5s", "", "10x", "s",
+                      "99999999999999999999h"],
          "enum": ["bogus", "", (allowed or ["x"])[0] + "x"],
          "bool": ["maybe", "2", "onn"],
          "workers": ["0", "-1", "101%", "0%", "x", "rest%", "%", "1000001", "1.5"],
@@ -96,6 +98,7 @@ def bad_values(kind, lo, hi, allowed):
             v.append(str(lo - 1))
     elif kind == "duration":
         v.append(f"{hi // 10**9 + 1}s")
+        v.append(f"{hi // 10**6 + 1}.5ms")  # past the top, as a fraction
         if lo > 1:
             v.append(f"{lo - 1}ns")
     return v
