@@ -107,14 +107,15 @@ void pmd_bench_round_done(struct pmd_run *run, unsigned index, bool warmup)
 		/* a reason supported() formatted lives in the sinst, which the next round reuses */
 		if (rs->si.skipped == run->sinst[s].why)
 			rs->si.skipped = rs->si.why;
-		for (k = 0; k < PMD_MAX_METRICS; k++)
-			if (t->hist[k].buckets)
-				pmd_lat_digest(&t->hist[k], &rs->lat[k]);
 		if (!warmup)
 			measured_add(&run->measured[s], t);
 		/* what the round keeps of a histogram is its digest, count, sum, min, max */
-		for (k = 0; k < PMD_MAX_METRICS; k++)
+		for (k = 0; k < PMD_MAX_METRICS; k++) {
+			if (!t->hist[k].buckets)
+				continue;
+			pmd_lat_digest(&t->hist[k], &rs->lat[k]);
 			pmd_hist_free(&t->hist[k]);
+		}
 	}
 	memset(run->totals, 0, sizeof(run->totals)); /* the buckets went with the round */
 	if (!run->cfg->quiet)
