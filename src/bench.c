@@ -9,6 +9,7 @@
  */
 #include "bench.h"
 
+#include "pool.h"
 #include "report.h"
 #include "run.h"
 
@@ -16,12 +17,10 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 /*
- * Room for one more round. The rounds live in a mapping of their own that
- * no fork child gets (MADV_DONTFORK), not on the heap: kept to the end (69
- * KiB each, of which a stressor's part, 2.2 KiB, is written), they were
+ * Room for one more round. The rounds live in the pool (pool.h), which no
+ * fork child gets, not on the heap, where, kept to the end, they were
  * resident pages that every fork of the fork and exec stressors copied and
  * every child's exit dropped again, so that each round forked a little
  * slower than the one before it (bench/run.py forkexec measures the round
@@ -36,15 +35,9 @@ static int rounds_room(struct pmd_run *run)
 	if (run->nrounds < run->rounds_cap)
 		return 0;
 	cap = run->rounds_cap ? 2 * run->rounds_cap : 8;
-	if (run->rounds)
-		p = mremap(run->rounds, one * run->rounds_cap, one * cap, MREMAP_MAYMOVE);
-	else
-		p = mmap(NULL, one * cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
-			 0);
-	if (p == MAP_FAILED)
+	p = pmd_pool_realloc(run->rounds, one * run->rounds_cap, one * cap);
+	if (!p)
 		return -errno;
-	if (!run->rounds)
-		madvise(p, one * cap, MADV_DONTFORK); /* mremap keeps it */
 	run->rounds = p;
 	run->rounds_cap = cap;
 	return 0;
@@ -144,8 +137,7 @@ void pmd_bench_free(struct pmd_run *run)
 {
 	unsigned s, k;
 
-	if (run->rounds)
-		munmap(run->rounds, sizeof(*run->rounds) * run->rounds_cap);
+	pmd_pool_free(run->rounds, sizeof(*run->rounds) * run->rounds_cap);
 	run->rounds = NULL;
 	run->nrounds = run->rounds_cap = 0;
 	for (s = 0; s < PMD_MAX_STRESSORS; s++)

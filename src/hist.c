@@ -2,9 +2,10 @@
 /* Log-linear histograms (see include/pmdstress/stats.h for the layout). */
 #include <pmdstress/stats.h>
 
+#include "pool.h"
+
 #include <errno.h>
 #include <string.h>
-#include <sys/mman.h>
 
 static size_t buckets_bytes(void)
 {
@@ -17,18 +18,16 @@ int pmd_hist_init(struct pmd_hist *h)
 
 	memset(h, 0, sizeof(*h));
 	h->min = UINT64_MAX;
-	/* Reserved, not touched: only the pages values fall into become RSS. */
-	p = mmap(NULL, buckets_bytes(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		return -errno;
-	/* never let khugepaged or THP=always turn a few touched pages into 2 MiB */
-	madvise(p, buckets_bytes(), MADV_NOHUGEPAGE);
 	/*
-	 * and no child of the fork and exec stressors inherits it: no child
-	 * records a latency, and a page fork() does not share is no
-	 * copy-on-write fault for the parent's next record after every fork
+	 * Reserved, not touched: only the pages values fall into become RSS.
+	 * From the pool (pool.h): no fork child gets it (no child records a
+	 * latency, and a page fork() does not share is no copy-on-write fault
+	 * for the parent's next record after every fork), and a histogram is
+	 * no mapping of its own for every fork to pay for.
 	 */
-	madvise(p, buckets_bytes(), MADV_DONTFORK);
+	p = pmd_pool_alloc(buckets_bytes());
+	if (!p)
+		return -errno;
 	h->buckets = p;
 	return 0;
 }
@@ -36,7 +35,7 @@ int pmd_hist_init(struct pmd_hist *h)
 void pmd_hist_free(struct pmd_hist *h)
 {
 	if (h->buckets)
-		munmap(h->buckets, buckets_bytes());
+		pmd_pool_free(h->buckets, buckets_bytes());
 	h->buckets = NULL;
 }
 

@@ -10,6 +10,7 @@
 #include "fatal.h"
 #include "forensics.h"
 #include "jsonl.h"
+#include "pool.h"
 #include "progress.h"
 #include "report.h"
 #include "restore.h"
@@ -27,7 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
@@ -344,19 +344,16 @@ static int alloc_workers(struct pmd_run *run)
 	for (i = 0; i < run->nsinst; i++)
 		run->nworkers += run->sinst[i].skipped ? 0 : run->sinst[i].nworkers;
 	bytes = sizeof(struct pmd_wstats) * (run->nworkers ? run->nworkers : 1);
-	/* lazily populated: a worker's stats cost only the pages it writes */
-	run->wstats = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (run->wstats == MAP_FAILED) {
-		run->wstats = NULL;
-		return -errno;
-	}
-	madvise(run->wstats, bytes, MADV_NOHUGEPAGE);
 	/*
-	 * No child inherits it (the fork and exec children never count, see
-	 * stress/fork.h): fork() then leaves these pages writable, and a
-	 * worker's next count after every fork is no copy-on-write fault.
+	 * Lazily populated: a worker's stats cost only the pages it writes. From
+	 * the pool (pool.h), which no child inherits (the fork and exec children
+	 * never count, see stress/fork.h): fork() then leaves these pages
+	 * writable, and a worker's next count after every fork is no
+	 * copy-on-write fault.
 	 */
-	madvise(run->wstats, bytes, MADV_DONTFORK);
+	run->wstats = pmd_pool_alloc(bytes);
+	if (!run->wstats)
+		return -errno;
 	run->workers = calloc(run->nworkers ? run->nworkers : 1, sizeof(*run->workers));
 	run->threads = calloc(run->nworkers ? run->nworkers : 1, sizeof(*run->threads));
 	run->started = calloc(run->nworkers ? run->nworkers : 1, sizeof(*run->started));
@@ -864,8 +861,7 @@ static void round_cleanup(struct pmd_run *run)
 	for (i = 0; run->wstats && i < run->nworkers; i++)
 		for (k = 0; k < PMD_MAX_METRICS; k++)
 			pmd_hist_free(&run->wstats[i].hist[k]);
-	if (run->wstats)
-		munmap(run->wstats, sizeof(struct pmd_wstats) * (run->nworkers ? run->nworkers : 1));
+	pmd_pool_free(run->wstats, sizeof(struct pmd_wstats) * (run->nworkers ? run->nworkers : 1));
 	free(run->workers);
 	free(run->threads);
 	free(run->started);

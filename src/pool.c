@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The tool's own bulk memory in a few mappings (see pool.h).
+ *
+ * Why not a mapping per object, each MADV_DONTFORK: a mapping no child gets
+ * is still not free to fork. Since Linux 6.8 fork() duplicates the parent's
+ * whole maple tree and then erases every VM_DONTCOPY entry from the child's
+ * ("fork: Use __mt_dup() to duplicate maple tree in dup_mmap()"). On the
+ * development VM (6.18, a 64 MiB THP parent forking and reaping a child that
+ * exits at once, `taskset -c 0`) each MADV_DONTFORK mapping took about 0.45%
+ * off fork/s: 16 of them 7%, one of the same total size nothing measurable
+ * (docs/benchmarks.md, "Mappings and fork"). With a mapping per histogram, the
+ * measured sums and the rounds' record made at the end of the first round
+ * were four mappings more in every later round: the rounds after the first
+ * forked 4-5% slower than the first.
+ *
+ * So: chunks of CHUNK bytes (more for a larger request), MAP_NORESERVE,
+ * MADV_NOHUGEPAGE (a few touched pages never become 2 MiB) and MADV_DONTFORK
+ * (no child records anything, and a page fork() does not share is no
+ * copy-on-write fault for the parent's next write), never unmapped. Chunks
+ * the kernel places side by side end up one mapping. Freed ranges are
+ * MADV_DONTNEED'ed (pages gone, zero-filled when used again) and kept in a
+ * sorted list of holes, first fit, coalesced. A process needs a chunk or
+ * two: the workers' histograms are 144 KiB of address space each.
+ */
+#include "pool.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#define CHUNK ((size_t)64 << 20)
+
+struct hole {
+	uintptr_t start;
+	size_t len;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct hole *holes; /* sorted by start, none adjacent */
+static size_t nholes, holes_cap;
+static unsigned nchunks;
+
+static size_t page_round(size_t len)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+
+	return (len + pg - 1) & ~(pg - 1);
+}
+
+/* Insert [start, start + len) into the hole list, merged with its neighbours. */
+static int hole_add(uintptr_t start, size_t len)
+{
+	size_t lo = 0, hi = nholes;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (holes[mid].start < start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* holes[lo - 1] lies below, holes[lo] above */
+	if (lo > 0 && holes[lo - 1].start + holes[lo - 1].len == start) {
+		holes[lo - 1].len += len;
+		if (lo < nholes && start + len == holes[lo].start) {
+			holes[lo - 1].len += holes[lo].len;
+			memmove(&holes[lo], &holes[lo + 1], (nholes - lo - 1) * sizeof(*holes));
+			nholes--;
+		}
+		return 0;
+	}
+	if (lo < nholes && start + len == holes[lo].start) {
+		holes[lo].start = start;
+		holes[lo].len += len;
+		return 0;
+	}
+	if (nholes == holes_cap) {
+		size_t cap = holes_cap ? 2 * holes_cap : 64;
+		struct hole *h = realloc(holes, cap * sizeof(*holes));
+
+		if (!h)
+			return -ENOMEM;
+		holes = h;
+		holes_cap = cap;
+	}
+	memmove(&holes[lo + 1], &holes[lo], (nholes - lo) * sizeof(*holes));
+	holes[lo].start = start;
+	holes[lo].len = len;
+	nholes++;
+	return 0;
+}
+
+static int chunk_add(size_t len)
+{
+	size_t size = len > CHUNK ? len : CHUNK;
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	int err;
+
+	if (p == MAP_FAILED)
+		return -errno;
+	madvise(p, size, MADV_NOHUGEPAGE);
+	madvise(p, size, MADV_DONTFORK);
+	err = hole_add((uintptr_t)p, size);
+	if (err) {
+		munmap(p, size);
+		return err;
+	}
+	nchunks++;
+	return 0;
+}
+
+void *pmd_pool_alloc(size_t len)
+{
+	void *p = NULL;
+	size_t i;
+	int err = 0;
+
+	if (!len) {
+		errno = EINVAL;
+		return NULL;
+	}
+	len = page_round(len);
+	pthread_mutex_lock(&lock);
+	for (;;) {
+		for (i = 0; i < nholes && holes[i].len < len; i++)
+			;
+		if (i < nholes)
+			break;
+		err = chunk_add(len);
+		if (err)
+			break;
+	}
+	if (!err) {
+		p = (void *)holes[i].start;
+		holes[i].start += len;
+		holes[i].len -= len;
+		if (!holes[i].len) {
+			memmove(&holes[i], &holes[i + 1], (nholes - i - 1) * sizeof(*holes));
+			nholes--;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	if (err)
+		errno = -err;
+	return p;
+}
+
+void pmd_pool_free(void *p, size_t len)
+{
+	if (!p || !len)
+		return;
+	len = page_round(len);
+	/* the pages go now; the range reads zero when it is handed out again */
+	madvise(p, len, MADV_DONTNEED);
+	pthread_mutex_lock(&lock);
+	/* no room to note the hole (out of memory): the range stays unused */
+	(void)hole_add((uintptr_t)p, len);
+	pthread_mutex_unlock(&lock);
+}
+
+void *pmd_pool_realloc(void *p, size_t oldlen, size_t newlen)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE), npages, i, n;
+	unsigned char *vec;
+	char *q;
+
+	if (!p)
+		return pmd_pool_alloc(newlen);
+	q = pmd_pool_alloc(newlen);
+	if (!q)
+		return NULL;
+	n = page_round(oldlen < newlen ? oldlen : newlen);
+	npages = n / pg;
+	vec = malloc(npages ? npages : 1);
+	/* a page mincore() does not call resident was never written: it reads zero */
+	if (!vec || mincore(p, n, vec)) {
+		memcpy(q, p, oldlen < newlen ? oldlen : newlen);
+	} else {
+		for (i = 0; i < npages; i++)
+			if (vec[i] & 1)
+				memcpy(q + i * pg, (char *)p + i * pg, pg); /* both page-rounded */
+	}
+	free(vec);
+	pmd_pool_free(p, oldlen);
+	return q;
+}
+
+unsigned pmd_pool_mappings(void)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&lock);
+	n = nchunks;
+	pthread_mutex_unlock(&lock);
+	return n;
+}
