@@ -2,7 +2,7 @@
 /* Log-linear histograms (see include/pmdstress/stats.h for the layout). */
 #include <pmdstress/stats.h>
 
-#include "pool.h"
+#include <pmdstress/pool.h>
 
 #include <errno.h>
 #include <string.h>
@@ -20,10 +20,10 @@ int pmd_hist_init(struct pmd_hist *h)
 	h->min = UINT64_MAX;
 	/*
 	 * Reserved, not touched: only the pages values fall into become RSS.
-	 * From the pool (pool.h): no fork child gets it (no child records a
-	 * latency, and a page fork() does not share is no copy-on-write fault
-	 * for the parent's next record after every fork), and a histogram is
-	 * no mapping of its own for every fork to pay for.
+	 * From the pool (pmdstress/pool.h): no fork child gets it (no child
+	 * records a latency, and a page fork() does not share is no
+	 * copy-on-write fault for the parent's next record after every fork),
+	 * and a histogram is no mapping of its own for every fork to pay for.
 	 */
 	p = pmd_pool_alloc(buckets_bytes());
 	if (!p)

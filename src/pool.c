@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The tool's own bulk memory in a few mappings (see pool.h).
+ * The tool's own bulk memory in a few mappings (see include/pmdstress/pool.h).
  *
  * Why not a mapping per object, each MADV_DONTFORK: a mapping no child gets
  * is still not free to fork. Since Linux 6.8 fork() duplicates the parent's
@@ -23,7 +23,7 @@
  * sorted list of holes, first fit, coalesced. A process needs a chunk or
  * two: the workers' histograms are 144 KiB of address space each.
  */
-#include "pool.h"
+#include <pmdstress/pool.h>
 
 #include <errno.h>
 #include <pthread.h>

@@ -6,11 +6,12 @@
  */
 #include "run.h"
 
+#include <pmdstress/pool.h>
+
 #include "config.h"
 #include "fatal.h"
 #include "forensics.h"
 #include "jsonl.h"
-#include "pool.h"
 #include "progress.h"
 #include "report.h"
 #include "restore.h"
@@ -345,11 +346,11 @@ static int alloc_workers(struct pmd_run *run)
 		run->nworkers += run->sinst[i].skipped ? 0 : run->sinst[i].nworkers;
 	bytes = sizeof(struct pmd_wstats) * (run->nworkers ? run->nworkers : 1);
 	/*
-	 * Lazily populated: a worker's stats cost only the pages it writes. From
-	 * the pool (pool.h), which no child inherits (the fork and exec children
-	 * never count, see stress/fork.h): fork() then leaves these pages
-	 * writable, and a worker's next count after every fork is no
-	 * copy-on-write fault.
+	 * Lazily populated: a worker's stats cost only the pages it writes.
+	 * From the pool (pmdstress/pool.h), which no child inherits (the fork
+	 * and exec children never count, see stress/fork.h): fork() then
+	 * leaves these pages writable, and a worker's next count after every
+	 * fork is no copy-on-write fault.
 	 */
 	run->wstats = pmd_pool_alloc(bytes);
 	if (!run->wstats)

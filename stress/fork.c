@@ -62,6 +62,7 @@
  * the vmstat deltas (huge PMDs split by COW); a broken kernel shows COW_LEAK
  * in either direction, LOST_WRITE, or a child killed by SIGSEGV/SIGBUS.
  */
+#include <pmdstress/pool.h>
 #include <pmdstress/stressor.h>
 
 #include "fork.h"
@@ -261,11 +262,12 @@ static bool children_check(const struct fork_priv *fp)
 /* ---- shared with exec (fork.h) ------------------------------------------- */
 
 /*
- * The lock word lives in a page of its own marked MADV_DONTFORK: fork()
- * write-protects every private page the parent has, and the first write to
- * one after it is a copy-on-write fault, so a lock in the program's data
- * (liburcu's call_rcu mutex was one) costs the parent a page fault per fork
- * that the bare loop does not pay. No child has the page at all.
+ * The lock word lives in the pool (pmdstress/pool.h), which no child gets:
+ * fork() write-protects every private page the parent has, and the first
+ * write to one after it is a copy-on-write fault, so a lock in the
+ * program's data (liburcu's call_rcu mutex was one) costs the parent a page
+ * fault per fork that the bare loop does not pay. It was a page of its own
+ * marked MADV_DONTFORK, a mapping more for every fork to pay for.
  */
 static pthread_mutex_t fallback_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t *fork_mutex = &fallback_lock;
@@ -273,13 +275,11 @@ static pthread_once_t fork_mutex_once = PTHREAD_ONCE_INIT;
 
 static void fork_mutex_init(void)
 {
-	void *p = mmap(NULL, sizeof(pthread_mutex_t), PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	pthread_mutex_t *p = pmd_pool_alloc(sizeof(*p));
 
-	/* without the page, the lock in data still serialises: only slower */
-	if (p == MAP_FAILED)
+	/* without the pool, the lock in data still serialises: only slower */
+	if (!p)
 		return;
-	madvise(p, sizeof(pthread_mutex_t), MADV_DONTFORK);
 	pthread_mutex_init(p, NULL);
 	fork_mutex = p;
 }

@@ -2,7 +2,7 @@
 /* The tool's memory pool: zero-filled blocks, reuse, few mappings, none in a child. */
 #include "check.h"
 
-#include "pool.h"
+#include <pmdstress/pool.h>
 
 #include <errno.h>
 #include <stdbool.h>

@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The tool's own bulk memory: histograms, the workers' counters, the bench
- * rounds. It lies in a few large mappings that no fork child gets and that
- * are never unmapped, so that the number of mappings, which every fork of
- * the fork and exec stressors pays for, stays the same from round to round.
+ * The tool's own memory that no fork child gets: histograms, the workers'
+ * counters, the bench rounds, and a stressor's state its fork or exec
+ * children never touch (stress/fork.c's fork lock). It lies in a few large
+ * mappings that are never unmapped, so that the number of mappings, which
+ * every fork of the fork and exec stressors pays for (src/pool.c says how
+ * much), stays small and the same from round to round.
  */
-#ifndef PMD_POOL_H
-#define PMD_POOL_H
+#ifndef PMDSTRESS_POOL_H
+#define PMDSTRESS_POOL_H
 
 #include <stddef.h>
 
