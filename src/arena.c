@@ -299,9 +299,9 @@ int pmd_arena_map_fresh(const struct pmd_arena *a, void *addr, size_t len, int *
 	return 0;
 }
 
-int pmd_arena_create(struct pmd_arena *a, const struct pmd_config *cfg)
+int pmd_arena_create(struct pmd_arena *a, const struct pmd_config *cfg, unsigned nspare)
 {
-	size_t nspare = 4, total, reserve;
+	size_t total, reserve;
 	char *raw, *base;
 	unsigned i;
 	int err;
@@ -309,7 +309,7 @@ int pmd_arena_create(struct pmd_arena *a, const struct pmd_config *cfg)
 	memset(a, 0, sizeof(*a));
 	a->size = cfg->size;
 	a->nchunks = (unsigned)(cfg->size / PMD_CHUNK_SIZE);
-	a->nspare = (unsigned)nspare;
+	a->nspare = nspare;
 	a->shared = cfg->shared;
 	a->thp = cfg->thp;
 	a->tag_key = pmd_stamp_mix(cfg->seed_used ^ 0x706d647374726573ull);
@@ -317,7 +317,7 @@ int pmd_arena_create(struct pmd_arena *a, const struct pmd_config *cfg)
 	if (cfg->mem_policy[0] && pmd_mempolicy_parse(cfg->mem_policy, pmd_numa_mem_nodes(),
 						      pmd_numa_mems_allowed(), &a->mpol, NULL, 0))
 		return -EINVAL;
-	total = a->size + nspare * PMD_CHUNK_SIZE;
+	total = a->size + (size_t)nspare * PMD_CHUNK_SIZE;
 	/* reserve one extra chunk so the arena can start on a 2 MiB boundary */
 	reserve = total + PMD_CHUNK_SIZE;
 	raw = mmap(NULL, reserve, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);

@@ -881,6 +881,21 @@ static void round_cleanup(struct pmd_run *run)
 }
 
 /*
+ * The arena's spare slots: 4 if a stressor of the run moves chunks into
+ * them, else none, and no PROT_NONE mapping for every fork to copy. From
+ * the configuration: the arena is made before the stressors' instances.
+ */
+static unsigned spare_slots(const struct pmd_config *cfg)
+{
+	unsigned i;
+
+	for (i = 0; pmd_stressors[i]; i++)
+		if (cfg->st[i].enabled && (pmd_stressors[i]->flags & PMD_SF_SPARE_SLOTS))
+			return 4;
+	return 0;
+}
+
+/*
  * One measurement: map the arena, start the workers, run until the clock,
  * a signal or the stressors' own end, stop, join, verify, merge. Returns 0,
  * -1 if a worker hung (do not clean up: it may still be in the kernel), or
@@ -894,7 +909,7 @@ static int run_round(struct pmd_run *run, const sigset_t *set, unsigned index)
 	bool joined;
 	int rc;
 
-	rc = pmd_arena_create(&run->arena, cfg);
+	rc = pmd_arena_create(&run->arena, cfg, spare_slots(cfg));
 	if (rc) {
 		char sz[32];
 

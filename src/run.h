@@ -168,7 +168,8 @@ uint64_t pmd_page_pfn(struct pmd_run *run, const void *addr);
  */
 int pmd_arena_smaps(const struct pmd_arena *a, uint64_t *rss, uint64_t *huge, uint64_t *other);
 
-int pmd_arena_create(struct pmd_arena *a, const struct pmd_config *cfg);
+/* The arena, with @nspare spare slots after it (include/pmdstress/arena.h). */
+int pmd_arena_create(struct pmd_arena *a, const struct pmd_config *cfg, unsigned nspare);
 void pmd_arena_destroy(struct pmd_arena *a);
 /* Give the arena's memory back to the kernel, keeping its description for the report. */
 void pmd_arena_unmap(struct pmd_arena *a);

@@ -631,6 +631,7 @@ const struct pmd_stressor pmd_stressor_split = {
 	.opts_size = sizeof(struct split_opts),
 	.metrics = split_metrics,
 	.workers = "1",
+	.flags = PMD_SF_SPARE_SLOTS,
 	.setup = split_setup,
 	.run = split_run,
 	.verify = split_verify,

@@ -209,7 +209,9 @@ void pmd_chunk_open_round(struct pmd_chunk *c);
  * Spare slots: chunk-sized PROT_NONE places after the arena that mremap may
  * move a held, retired chunk into. get() returns NULL if all are in use.
  * A range a chunk leaves must be refilled with pmd_arena_placeholder() so
- * no other mapping can land where the chunk will come back.
+ * no other mapping can land where the chunk will come back. Only a run with
+ * a stressor flagged PMD_SF_SPARE_SLOTS has them (nspare > 0): they are a
+ * mapping more, which every fork of the fork and exec stressors copies.
  */
 char *pmd_arena_spare_get(struct pmd_arena *a);
 void pmd_arena_spare_put(struct pmd_arena *a, char *slot);

@@ -31,6 +31,8 @@
 enum pmd_stressor_flags {
 	PMD_SF_ROOT = 1u << 0,	 /* needs root; skipped with a reason otherwise */
 	PMD_SF_OPT_IN = 1u << 1, /* never part of a scenario unless named */
+	/* moves chunks to the arena's spare slots, which only such a run has */
+	PMD_SF_SPARE_SLOTS = 1u << 2,
 };
 
 struct pmd_run;
