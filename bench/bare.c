@@ -27,6 +27,12 @@
  * row (read off /proc/PID/smaps on 2026-12-05, see pmdstress_shape()), to
  * split its gap to the bare loop into what the shape of the process costs
  * fork and what the rest does (bench/run.py does not set it).
+ *
+ * BARE_DONTFORK_MAPS=N gives fork and exec, before the loop, N more
+ * mappings of two pages each, one page touched, MADV_DONTFORK, apart from
+ * each other: what each mapping the child does not get still costs a fork
+ * (src/pool.c says why pmdstress keeps its own memory in few mappings;
+ * bench/run.py does not set it).
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -112,11 +118,12 @@ static char more_bss[56 << 10];
  * pmdstress's mappings beside the arena and the bare loop's, during the aim9
  * fork row: a thread was made and joined on a stack it then unmapped (the
  * start-up signal watcher: glibc counts the process multi-threaded from then
- * on), the arena's 8 MiB of spare slots (PROT_NONE), the worker stats (580
- * KiB, 36 resident, MADV_DONTFORK), the alternate signal stack and its guard
- * page (untouched, MADV_DONTFORK) and the fork lock's page (MADV_DONTFORK);
- * and more resident heap, .bss (the run's state lies there) and stack than
- * the bare loop's, about 40, 56 and 32 KiB.
+ * on), the pool of its own memory (src/pool.c: 64 MiB, MADV_DONTFORK and
+ * MADV_NOHUGEPAGE, the worker stats and the fork lock resident, 72 KiB), the
+ * alternate signal stack (188 KiB) and its guard page (untouched,
+ * MADV_DONTFORK); and
+ * more resident heap, .bss (the run's state lies there) and stack than the
+ * bare loop's, about 40, 56 and 32 KiB.
  */
 static void pmdstress_shape(void)
 {
@@ -133,16 +140,13 @@ static void pmdstress_shape(void)
 	}
 	pthread_attr_destroy(&attr);
 	munmap(stack, stack_len);
-	must_map(8 << 20, PROT_NONE, MAP_PRIVATE | MAP_NORESERVE);
-	p = must_map(580 << 10, PROT_READ | PROT_WRITE, MAP_PRIVATE);
-	madvise(p, 580 << 10, MADV_DONTFORK);
-	touch_kib(p, 36);
-	p = must_map(68 << 10, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_NORESERVE);
+	p = must_map(64 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_NORESERVE);
+	madvise(p, 64 << 20, MADV_NOHUGEPAGE);
+	madvise(p, 64 << 20, MADV_DONTFORK);
+	touch_kib(p, 72);
+	p = must_map(192 << 10, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_NORESERVE);
 	mprotect(p, PAGE, PROT_NONE);
-	madvise(p, 68 << 10, MADV_DONTFORK);
-	p = must_map(PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE);
-	madvise(p, PAGE, MADV_DONTFORK);
-	touch_kib(p, 4);
+	madvise(p, 192 << 10, MADV_DONTFORK);
 	p = malloc(40 << 10);
 	if (!p) {
 		perror("malloc");
@@ -151,6 +155,20 @@ static void pmdstress_shape(void)
 	touch_kib(p, 40); /* kept: a heap that grew */
 	touch_kib(more_bss, sizeof(more_bss) >> 10);
 	deep_frame();
+}
+
+/* BARE_DONTFORK_MAPS: @n mappings fork does not copy, none beside another */
+static void dontfork_maps(int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		char *p = must_map(3 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE);
+
+		munmap(p + 2 * PAGE, PAGE); /* a hole: the next one is not its neighbour */
+		madvise(p, 2 * PAGE, MADV_DONTFORK);
+		touch_kib(p, 4);
+	}
 }
 
 static long minflt(int who)
@@ -303,7 +321,7 @@ static int fork_mode(size_t mb, double secs, int thp, int do_exec, const char *p
 {
 	size_t len = mb << 20;
 	const char *idle_env = getenv("BARE_IDLE_THREADS"), *wait_env = getenv("BARE_EXEC_WAIT");
-	const char *shape_env = getenv("BARE_SHAPE");
+	const char *shape_env = getenv("BARE_SHAPE"), *dc_env = getenv("BARE_DONTFORK_MAPS");
 	char *p;
 	int as_pmd = do_exec && wait_env && !strcmp(wait_env, "pmdstress"), pfd[2] = { -1, -1 };
 	int i, idle = idle_env ? atoi(idle_env) : 0;
@@ -318,6 +336,8 @@ static int fork_mode(size_t mb, double secs, int thp, int do_exec, const char *p
 	touch(p, len); /* populated parent: fork copies its page tables */
 	if (shape_env)
 		pmdstress_shape();
+	if (dc_env)
+		dontfork_maps(atoi(dc_env));
 	for (i = 0; i < idle; i++) {
 		pthread_attr_t attr;
 		pthread_t tid;

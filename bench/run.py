@@ -88,6 +88,7 @@ def build_bare():
 def bare(binary, *args, idle_threads=0, shape=None):
     env = dict(os.environ, BARE_IDLE_THREADS=str(idle_threads))
     env.pop("BARE_SHAPE", None)
+    env.pop("BARE_DONTFORK_MAPS", None)
     if shape:
         env["BARE_SHAPE"] = shape
     p = subprocess.run([binary] + [str(a) for a in args], capture_output=True, text=True,
