@@ -275,7 +275,7 @@ static pthread_once_t fork_mutex_once = PTHREAD_ONCE_INIT;
 
 static void fork_mutex_init(void)
 {
-	pthread_mutex_t *p = pmd_pool_alloc(sizeof(*p));
+	pthread_mutex_t *p = pmd_pool_alloc(sizeof(pthread_mutex_t));
 
 	/* without the pool, the lock in data still serialises: only slower */
 	if (!p)
