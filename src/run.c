@@ -871,7 +871,8 @@ static void round_cleanup(struct pmd_run *run)
 	run->threads = NULL;
 	run->started = NULL;
 	run->nworkers = 0;
-	memset(run->sinst, 0, sizeof(run->sinst));
+	/* the used entries only: a memset of the rest makes untouched .bss resident */
+	memset(run->sinst, 0, run->nsinst * sizeof(run->sinst[0]));
 	memset(run->setup_failed, 0, sizeof(run->setup_failed));
 	run->nsinst = 0;
 	__atomic_store_n(&run->stop, 0, __ATOMIC_RELEASE);
