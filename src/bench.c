@@ -22,10 +22,10 @@
 /*
  * Room for one more round. The rounds live in the pool (pmdstress/pool.h),
  * which no fork child gets, not on the heap, where, kept to the end, they
- * were resident pages that every fork of the fork and exec stressors copied and
- * every child's exit dropped again, so that each round forked a little
- * slower than the one before it (bench/run.py forkexec measures the round
- * after the warm-up). 0, or -errno.
+ * were resident pages that every fork of the fork and exec stressors
+ * copied and every child's exit dropped again, so that each round forked a
+ * little slower than the one before it (bench/run.py forkexec measures the
+ * round after the warm-up). 0, or -errno.
  */
 static int rounds_room(struct pmd_run *run)
 {

@@ -7,12 +7,12 @@
  * whole maple tree and then erases every VM_DONTCOPY entry from the child's
  * ("fork: Use __mt_dup() to duplicate maple tree in dup_mmap()"). On the
  * development VM (6.18, a 64 MiB THP parent forking and reaping a child that
- * exits at once, `taskset -c 0`) each MADV_DONTFORK mapping took about 0.45%
- * off fork/s: 16 of them 7%, one of the same total size nothing measurable
- * (docs/benchmarks.md, "Mappings and fork"). With a mapping per histogram, the
- * measured sums and the rounds' record made at the end of the first round
- * were four mappings more in every later round: the rounds after the first
- * forked 4-5% slower than the first.
+ * exits at once) each MADV_DONTFORK mapping took about 0.5% off fork/s under
+ * `taskset -c 0` and 0.35% unpinned: 16 of them 9% and 5%
+ * (docs/benchmarks.md, "Mappings and fork", BARE_DONTFORK_MAPS). With a
+ * mapping per histogram, the measured sums and the rounds' record made at
+ * the end of the first round were four mappings more in every later round:
+ * pinned, round 2 forked at 0.942 of round 1.
  *
  * So: chunks of CHUNK bytes (more for a larger request), MAP_NORESERVE,
  * MADV_NOHUGEPAGE (a few touched pages never become 2 MiB) and MADV_DONTFORK
