@@ -121,9 +121,8 @@ static char more_bss[56 << 10];
  * on), the pool of its own memory (src/pool.c: 64 MiB, MADV_DONTFORK and
  * MADV_NOHUGEPAGE, the worker stats and the fork lock resident, 72 KiB), the
  * alternate signal stack (188 KiB) and its guard page (untouched,
- * MADV_DONTFORK); and
- * more resident heap, .bss (the run's state lies there) and stack than the
- * bare loop's, about 40, 56 and 32 KiB.
+ * MADV_DONTFORK); and more resident heap, .bss (the run's state lies there)
+ * and stack than the bare loop's, about 40, 56 and 32 KiB.
  */
 static void pmdstress_shape(void)
 {

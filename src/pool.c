@@ -52,6 +52,13 @@ static size_t page_round(size_t len)
 	return (len + pg - 1) & ~(pg - 1);
 }
 
+/* Take hole @i out of the list. */
+static void hole_drop(size_t i)
+{
+	memmove(&holes[i], &holes[i + 1], (nholes - i - 1) * sizeof(*holes));
+	nholes--;
+}
+
 /* Insert [start, start + len) into the hole list, merged with its neighbours. */
 static int hole_add(uintptr_t start, size_t len)
 {
@@ -70,8 +77,7 @@ static int hole_add(uintptr_t start, size_t len)
 		holes[lo - 1].len += len;
 		if (lo < nholes && start + len == holes[lo].start) {
 			holes[lo - 1].len += holes[lo].len;
-			memmove(&holes[lo], &holes[lo + 1], (nholes - lo - 1) * sizeof(*holes));
-			nholes--;
+			hole_drop(lo);
 		}
 		return 0;
 	}
@@ -141,10 +147,8 @@ void *pmd_pool_alloc(size_t len)
 		p = (void *)holes[i].start;
 		holes[i].start += len;
 		holes[i].len -= len;
-		if (!holes[i].len) {
-			memmove(&holes[i], &holes[i + 1], (nholes - i - 1) * sizeof(*holes));
-			nholes--;
-		}
+		if (!holes[i].len)
+			hole_drop(i);
 	}
 	pthread_mutex_unlock(&lock);
 	if (err)
@@ -167,21 +171,17 @@ void pmd_pool_free(void *p, size_t len)
 
 void *pmd_pool_realloc(void *p, size_t oldlen, size_t newlen)
 {
-	size_t pg = (size_t)sysconf(_SC_PAGESIZE), npages, i, n;
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE), keep = oldlen < newlen ? oldlen : newlen;
+	size_t n = page_round(keep), npages = n / pg, i;
+	char *q = pmd_pool_alloc(newlen);
 	unsigned char *vec;
-	char *q;
 
-	if (!p)
-		return pmd_pool_alloc(newlen);
-	q = pmd_pool_alloc(newlen);
-	if (!q)
-		return NULL;
-	n = page_round(oldlen < newlen ? oldlen : newlen);
-	npages = n / pg;
+	if (!q || !p)
+		return q;
 	vec = malloc(npages ? npages : 1);
 	/* a page mincore() does not call resident was never written: it reads zero */
 	if (!vec || mincore(p, n, vec)) {
-		memcpy(q, p, oldlen < newlen ? oldlen : newlen);
+		memcpy(q, p, keep);
 	} else {
 		for (i = 0; i < npages; i++)
 			if (vec[i] & 1)
