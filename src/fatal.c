@@ -25,6 +25,8 @@
 #include "restore.h"
 #include "run.h"
 
+#include <pmdstress/pool.h>
+
 #include <errno.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -35,6 +37,14 @@
 #include <unistd.h>
 
 #define ALT_STACK_MIN (64u << 10)
+
+/* madvise(2) since Linux 6.13: a guard in place, without a mapping of its own */
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL 102
+#endif
+#ifndef MADV_GUARD_REMOVE
+#define MADV_GUARD_REMOVE 103
+#endif
 
 /* Crashes, and terminating signals nobody waits for (run.c waits for INT, TERM, HUP, USR1). */
 static const struct {
@@ -63,6 +73,8 @@ static pid_t watched_pid; /* the run's process: a fork child inherits the handle
 /* this thread's alternate stack, if we made it */
 static _Thread_local char *alt_map;
 static _Thread_local size_t alt_map_len;
+static _Thread_local bool alt_in_pool;
+static bool no_guards; /* madvise refused MADV_GUARD_INSTALL once: every thread maps */
 
 /* ---- async-signal-safe output ------------------------------------------- */
 
@@ -234,6 +246,18 @@ static void fatal_handler(int sig, siginfo_t *info, void *uctx)
 
 /* ---- installation --------------------------------------------------------- */
 
+/* Give back a stack pmd_fatal_thread_init() made (alt_in_pool says from where). */
+static void alt_stack_free(char *m, size_t len)
+{
+	if (alt_in_pool) {
+		/* the pool's free keeps a guard (MADV_DONTNEED does): take it out first */
+		madvise(m, (size_t)sysconf(_SC_PAGESIZE), MADV_GUARD_REMOVE);
+		pmd_pool_free(m, len);
+	} else {
+		munmap(m, len);
+	}
+}
+
 int pmd_fatal_thread_init(void)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), size = (size_t)SIGSTKSZ * 4;
@@ -248,28 +272,42 @@ int pmd_fatal_thread_init(void)
 	if (size < ALT_STACK_MIN)
 		size = ALT_STACK_MIN;
 	size = (size + page - 1) & ~(page - 1);
-	m = mmap(NULL, size + page, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (m == MAP_FAILED)
-		return -errno;
-	/* a guard page below: a handler that overflows faults instead of scribbling */
-	mprotect(m, page, PROT_NONE);
 	/*
-	 * Not for fork children: every mapping a fork copies costs each fork of
-	 * the fork and exec stressors a little that the bare loop does not pay
-	 * (bench/run.py forkexec), and theirs only exit or exec. The fork
+	 * Not for fork children: every mapping a fork copies, or even skips,
+	 * costs each fork of the fork and exec stressors a little that the bare
+	 * loop does not pay (bench/run.py forkexec; src/pool.c: since 6.8 a
+	 * MADV_DONTFORK mapping too). The pool gives no child its memory and
+	 * holds the stack without a mapping of its own, where the kernel puts
+	 * the guard in place (6.13); before that, a mapping of the stack's own
+	 * with a PROT_NONE page below (two mappings a thread). The fork
 	 * stressor's checking child turns the setting off (stress/fork.c), so
 	 * that a handler there runs on its stack; in any other child a handler
 	 * finds no stack and the kernel kills it with SIGSEGV.
 	 */
-	madvise(m, size + page, MADV_DONTFORK);
+	m = __atomic_load_n(&no_guards, __ATOMIC_RELAXED) ? NULL : pmd_pool_alloc(size + page);
+	if (m && !madvise(m, page, MADV_GUARD_INSTALL)) {
+		alt_in_pool = true;
+	} else {
+		if (m) {
+			__atomic_store_n(&no_guards, true, __ATOMIC_RELAXED);
+			pmd_pool_free(m, size + page);
+		}
+		m = mmap(NULL, size + page, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (m == MAP_FAILED)
+			return -errno;
+		/* a guard page below: a handler that overflows faults instead of scribbling */
+		mprotect(m, page, PROT_NONE);
+		madvise(m, size + page, MADV_DONTFORK);
+		alt_in_pool = false;
+	}
 	memset(&ss, 0, sizeof(ss));
 	ss.ss_sp = m + page;
 	ss.ss_size = size;
 	if (sigaltstack(&ss, NULL)) {
 		int err = -errno;
 
-		munmap(m, size + page);
+		alt_stack_free(m, size + page);
 		return err;
 	}
 	alt_map = m;
@@ -286,7 +324,7 @@ void pmd_fatal_thread_fini(void)
 	memset(&ss, 0, sizeof(ss));
 	ss.ss_flags = SS_DISABLE;
 	sigaltstack(&ss, NULL);
-	munmap(alt_map, alt_map_len);
+	alt_stack_free(alt_map, alt_map_len);
 	alt_map = NULL;
 	alt_map_len = 0;
 }

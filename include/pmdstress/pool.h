@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The tool's own memory that no fork child gets: histograms, the workers'
- * counters, the bench rounds, and a stressor's state its fork or exec
- * children never touch (stress/fork.c's fork lock). It lies in a few large
+ * counters, the bench rounds, the threads' alternate signal stacks, and a
+ * stressor's state its fork or exec children never touch (stress/fork.c's
+ * fork lock). It lies in a few large
  * mappings that are never unmapped, so that the number of mappings, which
  * every fork of the fork and exec stressors pays for (src/pool.c says how
  * much), stays small and the same from round to round.
