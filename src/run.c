@@ -1020,13 +1020,15 @@ static void run_free(struct pmd_run *run)
 int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 {
 	/*
-	 * The run's state, some 140 KiB, lies in .bss: from calloc() it was a
-	 * mapping of its own, one more that every fork of the run copied and
-	 * every child's exit freed again (bench/run.py forkexec). Zero, and
-	 * untouched but for what the run writes: one run per process.
+	 * The run's state (170 KiB) comes from the pool, which no fork child
+	 * gets: in .bss the pages of it the run writes (13 in the aim9 fork
+	 * row) were copied by every fork of the fork and exec stressors and
+	 * freed by every child's exit (docs/benchmarks.md, "Pages and fork").
+	 * So no child may read it: they get what they need before the fork.
+	 * Zero-filled, never freed: one run per process.
 	 */
-	static struct pmd_run the_run;
-	struct pmd_run *run = &the_run;
+	static struct pmd_run no_pool; /* if the pool cannot map: as it was */
+	struct pmd_run *run = pmd_pool_alloc(sizeof(*run));
 	char err[PMD_ERRLEN];
 	unsigned i, nrounds;
 	int rc = 0, werr = 0, kerr = 0, sig;
@@ -1038,6 +1040,8 @@ int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 	 * half way through start-up with a kernel setting changed. Threads
 	 * made later inherit the mask.
 	 */
+	if (!run)
+		run = &no_pool;
 	block_signals(&set);
 	run->cfg = cfg;
 	/*

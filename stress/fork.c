@@ -1088,6 +1088,9 @@ static void thaw(struct pmd_worker *w, struct fork_priv *fp, struct fork_worker 
 /* One fork: freeze, fork, write, reap, decode, verify, thaw. 0, or -errno to stop. */
 static int fork_once(struct pmd_worker *w, struct fork_priv *fp, struct fork_worker *fw)
 {
+	/* read here: the run's state, where the stressor instance lies, is no child's */
+	const uint64_t key = w->si->arena->tag_key;
+	const bool verify = w->si->cfg->verify;
 	uint64_t t0, t1, t2, s0 = 0, s1 = 0;
 	unsigned i;
 	int status = 0, rc, err;
@@ -1122,7 +1125,7 @@ static int fork_once(struct pmd_worker *w, struct fork_priv *fp, struct fork_wor
 			_exit(0);
 		pmd_fork_child_init(fp->self);
 		child_altstack_off();
-		child_main(fw, w->si->arena->tag_key, w->si->cfg->verify);
+		child_main(fw, key, verify);
 	}
 	/* read after the child left: to it __errno_location was a page of text to fault in */
 	err = errno;
