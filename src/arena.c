@@ -8,6 +8,8 @@
 #include "numa.h"
 #include "run.h"
 
+#include <pmdstress/pool.h>
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -342,12 +344,17 @@ int pmd_arena_create(struct pmd_arena *a, const struct pmd_config *cfg, unsigned
 		munmap(base, total);
 		return err;
 	}
-	a->chunks = aligned_alloc(64, sizeof(*a->chunks) * a->nchunks);
+	/*
+	 * From the pool (zero-filled, page-aligned), which no fork child gets:
+	 * on the heap its pages were copied by every fork of the fork and exec
+	 * stressors (512 bytes a chunk). A checking child reads the copies its
+	 * parent made of what it froze, never the chunks (stress/fork.c).
+	 */
+	a->chunks = pmd_pool_alloc(sizeof(*a->chunks) * a->nchunks);
 	if (!a->chunks) {
 		munmap(base, total);
 		return -ENOMEM;
 	}
-	memset(a->chunks, 0, sizeof(*a->chunks) * a->nchunks);
 	for (i = 0; i < a->nchunks; i++) {
 		a->chunks[i].index = i;
 		a->chunks[i].gen = 1;
@@ -366,7 +373,8 @@ void pmd_arena_unmap(struct pmd_arena *a)
 void pmd_arena_destroy(struct pmd_arena *a)
 {
 	pmd_arena_unmap(a);
-	free(a->chunks);
+	if (a->chunks)
+		pmd_pool_free(a->chunks, sizeof(*a->chunks) * a->nchunks);
 	memset(a, 0, sizeof(*a));
 }
 
