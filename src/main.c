@@ -7,6 +7,9 @@
 #include "report.h"
 #include "run.h"
 
+#include <pmdstress/pool.h>
+
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -32,33 +35,42 @@ static int usage_error(const char *msg)
 
 static int cmd_run(int argc, char **argv, int full_argc, char **full_argv)
 {
-	struct pmd_config cfg;
+	/*
+	 * The configuration (16 KiB) comes from the pool, as the run's state
+	 * does (src/run.c): on the stack its pages were copied by every fork of
+	 * the fork and exec stressors. No child reads it.
+	 */
+	struct pmd_config *cfg = pmd_pool_alloc(sizeof(*cfg));
 	char err[PMD_ERRLEN];
 	int rc;
 
-	if (pmd_config_init(&cfg, err, sizeof(err)))
+	if (!cfg)
+		return fprintf(stderr, "pmdstress: cannot allocate the configuration: %s\n",
+			       strerror(errno)),
+		       5;
+	if (pmd_config_init(cfg, err, sizeof(err)))
 		return fprintf(stderr, "pmdstress: internal error: %s\n", err), 5;
-	if (pmd_replay_requested(argc, argv) ? pmd_replay_config(&cfg, argc, argv, err, sizeof(err))
-					     : pmd_config_from_argv(&cfg, argc, argv, err, sizeof(err)) ||
-						       pmd_config_finish(&cfg, err, sizeof(err))) {
-		pmd_config_free(&cfg);
+	if (pmd_replay_requested(argc, argv) ? pmd_replay_config(cfg, argc, argv, err, sizeof(err))
+					     : pmd_config_from_argv(cfg, argc, argv, err, sizeof(err)) ||
+						       pmd_config_finish(cfg, err, sizeof(err))) {
+		pmd_config_free(cfg);
 		return usage_error(err);
 	}
-	if (!strcmp(cfg.ktap, "-") && !strcmp(cfg.json, "-")) {
-		pmd_config_free(&cfg);
+	if (!strcmp(cfg->ktap, "-") && !strcmp(cfg->json, "-")) {
+		pmd_config_free(cfg);
 		return usage_error("--json - and --ktap - both want stdout; send one of them to a "
 				   "file");
 	}
 	/* stdout is the report's alone: the text goes to stderr */
-	rc = strcmp(cfg.ktap, "-") && strcmp(cfg.json, "-") ? 0 : pmd_report_take_stdout();
+	rc = strcmp(cfg->ktap, "-") && strcmp(cfg->json, "-") ? 0 : pmd_report_take_stdout();
 	if (rc) {
 		fprintf(stderr, "pmdstress: cannot keep stdout for --%s -: %s\n",
-			strcmp(cfg.json, "-") ? "ktap" : "json", strerror(-rc));
-		pmd_config_free(&cfg);
+			strcmp(cfg->json, "-") ? "ktap" : "json", strerror(-rc));
+		pmd_config_free(cfg);
 		return 5;
 	}
-	rc = pmd_run_main(&cfg, full_argc, full_argv);
-	pmd_config_free(&cfg);
+	rc = pmd_run_main(cfg, full_argc, full_argv);
+	pmd_config_free(cfg);
 	return rc;
 }
 
