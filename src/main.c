@@ -38,7 +38,8 @@ static int cmd_run(int argc, char **argv, int full_argc, char **full_argv)
 	/*
 	 * The configuration (16 KiB) comes from the pool, as the run's state
 	 * does (src/run.c): on the stack its pages were copied by every fork of
-	 * the fork and exec stressors. No child reads it.
+	 * the fork and exec stressors. No child reads it. Never given back:
+	 * one configuration per process.
 	 */
 	struct pmd_config *cfg = pmd_pool_alloc(sizeof(*cfg));
 	char err[PMD_ERRLEN];
