@@ -113,8 +113,9 @@ void pmd_bench_round_done(struct pmd_run *run, unsigned index, bool warmup)
 	}
 	/*
 	 * The buckets went with the round. Only the entries the round used:
-	 * zeroing all 32 would make their 30 KiB of .bss resident, pages every
-	 * fork of the next rounds copies (seen in /proc/PID/pagemap).
+	 * zeroing all 32 would make their 30 KiB resident for nothing (in .bss,
+	 * where the run's state lay until df4cfd3, pages every later fork
+	 * copied; seen in /proc/PID/pagemap).
 	 */
 	memset(run->totals, 0, run->nsinst * sizeof(run->totals[0]));
 	if (!run->cfg->quiet)

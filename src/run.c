@@ -871,7 +871,7 @@ static void round_cleanup(struct pmd_run *run)
 	run->threads = NULL;
 	run->started = NULL;
 	run->nworkers = 0;
-	/* the used entries only: a memset of the rest makes untouched .bss resident */
+	/* the used entries only: a memset of the rest makes untouched pages resident */
 	memset(run->sinst, 0, run->nsinst * sizeof(run->sinst[0]));
 	memset(run->setup_failed, 0, sizeof(run->setup_failed));
 	run->nsinst = 0;
@@ -1034,14 +1034,14 @@ int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 	int rc = 0, werr = 0, kerr = 0, sig;
 	sigset_t set;
 
+	if (!run)
+		run = &no_pool;
 	/*
 	 * First of all: a SIGINT, SIGTERM or SIGHUP from here on waits for the
 	 * main loop, which ends the run with a report, instead of killing us
 	 * half way through start-up with a kernel setting changed. Threads
 	 * made later inherit the mask.
 	 */
-	if (!run)
-		run = &no_pool;
 	block_signals(&set);
 	run->cfg = cfg;
 	/*
