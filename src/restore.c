@@ -56,6 +56,13 @@ struct restore_entry {
 	size_t len;
 };
 
+/*
+ * All zero (the mutex initializer is), so that its 15 KiB lie in .bss, not
+ * .data: a page of .data is in memory once a neighbour is read (the
+ * kernel's fault-around maps the file's pages around a fault), and every
+ * fork of the fork and exec stressors copies each; of .bss only the pages
+ * written are there.
+ */
 static struct {
 	pthread_mutex_t lock; /* serializes savers */
 	struct restore_entry e[RESTORE_MAX];
@@ -65,8 +72,9 @@ static struct {
 	unsigned announced; /* atomic: the "restored" line was printed */
 	pid_t owner;	    /* atomic: the process whose settings these are */
 	bool atexit_done;   /* under lock */
-	int lock_fd;	    /* under lock: the flocked lock file, or -1 */
-} rs = { .lock = PTHREAD_MUTEX_INITIALIZER, .lock_fd = -1 };
+	bool locked;	    /* under lock: lock_fd is the flocked lock file */
+	int lock_fd;
+} rs = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 /* ---- async-signal-safe helpers -------------------------------------------- */
 
@@ -113,7 +121,7 @@ static int take_settings_lock(void)
 	char path[64], pid[24];
 	int fd, n;
 
-	if (rs.lock_fd >= 0)
+	if (rs.locked)
 		return 0;
 	snprintf(path, sizeof(path), "%s/" RESTORE_LOCK_NAME,
 		 access(RESTORE_LOCK_DIR, W_OK) ? "/tmp" : RESTORE_LOCK_DIR);
@@ -138,6 +146,7 @@ static int take_settings_lock(void)
 		/* not written: the lock holds all the same */
 	}
 	rs.lock_fd = fd;
+	rs.locked = true;
 	/* it keeps the lock too: released when the settings are back, however we end */
 	pmd_guard_start(fd);
 	return 0;
