@@ -107,12 +107,12 @@ static void touch_kib(volatile char *p, size_t kib)
 
 static __attribute__((noinline)) void deep_frame(void)
 {
-	volatile char frame[12 << 10];
+	volatile char frame[20 << 10];
 
 	touch_kib(frame, sizeof(frame) >> 10);
 }
 
-static char more_bss[36 << 10];
+static char more_bss[8 << 10];
 
 /*
  * pmdstress's mappings beside the arena and the bare loop's, during the aim9
@@ -122,10 +122,11 @@ static char more_bss[36 << 10];
  * MADV_NOHUGEPAGE, the worker stats and the fork lock resident, 72 KiB; the
  * alternate signal stack lies in it too, behind a guard region, where the
  * kernel has them: 6.13); and more resident pages in the mappings fork
- * copies than the bare loop: 33 against 14 (the run's state, the
- * configuration and the chunks' records lie in the pool too), here 32 KiB
- * of heap, 36 KiB of .bss for pmdstress's larger data, RELRO and .bss, and
- * 4 KiB of stack (a 12 KiB frame reaches one page deeper).
+ * copies than the bare loop: 27 against 14 (the run's state, the
+ * configuration and the chunks' records lie in the pool too; its RELRO and
+ * .data are as small as the bare loop's since it is compiled -fno-pie),
+ * here 28 KiB of heap, 8 KiB of .bss and 12 KiB of stack (a 20 KiB frame
+ * reaches three pages deeper).
  */
 static void pmdstress_shape(void)
 {
@@ -146,12 +147,12 @@ static void pmdstress_shape(void)
 	madvise(p, 64 << 20, MADV_NOHUGEPAGE);
 	madvise(p, 64 << 20, MADV_DONTFORK);
 	touch_kib(p, 72);
-	p = malloc(32 << 10);
+	p = malloc(28 << 10);
 	if (!p) {
 		perror("malloc");
 		exit(2);
 	}
-	touch_kib(p, 32); /* kept: a heap that grew */
+	touch_kib(p, 28); /* kept: a heap that grew */
 	touch_kib(more_bss, sizeof(more_bss) >> 10);
 	deep_frame();
 }

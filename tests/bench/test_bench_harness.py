@@ -87,29 +87,50 @@ check(shaped.returncode == 0 and '"ops":' in shaped.stdout,
       f"BARE_SHAPE=pmdstress runs ({shaped.returncode}: {shaped.stderr.strip()})")
 
 
-def mappings(cmd, shape=None):
-    """How many mappings a fork loop has while it runs."""
+def copied_pages(smaps):
+    """Resident pages of the mappings fork copies page by page: those with
+    anonymous pages, not MADV_DONTFORK, but the 8 MiB arena."""
+    n, rss, anon = 0, 0, 0
+    for line in smaps.splitlines() + ["0-0 end"]:
+        f = line.split()
+        if "-" in f[0] and not f[0].endswith(":"):
+            rss = anon = 0
+            lo, hi = (int(x, 16) for x in f[0].split("-"))
+        elif f[0] == "Rss:":
+            rss = int(f[1])
+        elif f[0] == "Anonymous:":
+            anon = int(f[1])
+        elif f[0] == "VmFlags:" and anon and "dc" not in f[1:] and hi - lo != 8 << 20:
+            n += rss // 4
+    return n
+
+
+def shape(cmd, shape=None):
+    """(mappings, copied pages) of a fork loop while it runs."""
     env = dict(os.environ)
     env.pop("BARE_SHAPE", None)
     if shape:
         env["BARE_SHAPE"] = shape
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, env=env)
     time.sleep(0.7)
-    with open(f"/proc/{proc.pid}/maps") as f:
-        n = len(f.readlines())
+    with open(f"/proc/{proc.pid}/smaps") as f:
+        smaps = f.read()
     proc.wait(timeout=30)
-    return n
+    return sum(1 for l in smaps.splitlines() if "-" in l.split()[0]), copied_pages(smaps)
 
 
 # the shape is the aim9 fork row's, --single-thread, as bench/run.py runs it
 loop = [bare_bin, "fork", "8", "1.5", "4k"]
-plain, shaped_n = mappings(loop), mappings(loop, "pmdstress")
-pmd_n = mappings([bench.PMD, "--config", "aim9_4k", "--stressors", "fork", "--size", "8M",
-                  "--duration", "1500ms", "--rounds", "1", "--warmup", "0", "--single-thread",
-                  "--quiet", "--progress", "off"])
+(plain, plain_p), (shaped_n, shaped_p) = shape(loop), shape(loop, "pmdstress")
+pmd_n, pmd_p = shape([bench.PMD, "--config", "aim9_4k", "--stressors", "fork", "--size", "8M",
+                      "--duration", "1500ms", "--rounds", "1", "--warmup", "0",
+                      "--single-thread", "--quiet", "--progress", "off"])
 check(shaped_n > plain and abs(shaped_n - pmd_n) <= 1,
       f"the shaped loop has pmdstress's mappings (bare {plain}, shaped {shaped_n}, "
       f"pmdstress {pmd_n})")
+check(shaped_p > plain_p and abs(shaped_p - pmd_p) <= 4,
+      f"and as many pages that fork copies, within 4 (bare {plain_p}, shaped {shaped_p}, "
+      f"pmdstress {pmd_p})")
 bad = subprocess.run([bare_bin, "fork", "8", "0.3", "4k"], capture_output=True, text=True,
                      env=dict(os.environ, BARE_SHAPE="pmd"), timeout=60)
 check(bad.returncode == 2 and "BARE_SHAPE=pmd:" in bad.stderr,
