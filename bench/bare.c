@@ -124,7 +124,8 @@ static char more_bss[8 << 10];
  * kernel has them: 6.13); and more resident pages in the mappings fork
  * copies than the bare loop: 27 against 14 (the run's state, the
  * configuration and the chunks' records lie in the pool too; its RELRO and
- * .data are as small as the bare loop's since it is compiled -fno-pie),
+ * .data are the bare loop's size, compiled -fno-pie and with the settings'
+ * record in .bss),
  * here 28 KiB of heap, 8 KiB of .bss and 12 KiB of stack (a 20 KiB frame
  * reaches three pages deeper).
  */

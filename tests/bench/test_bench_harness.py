@@ -91,7 +91,7 @@ def copied_pages(smaps):
     """Resident pages of the mappings fork copies page by page: those with
     anonymous pages, not MADV_DONTFORK, but the 8 MiB arena."""
     n, rss, anon = 0, 0, 0
-    for line in smaps.splitlines() + ["0-0 end"]:
+    for line in smaps.splitlines():
         f = line.split()
         if "-" in f[0] and not f[0].endswith(":"):
             rss = anon = 0
@@ -105,12 +105,12 @@ def copied_pages(smaps):
     return n
 
 
-def shape(cmd, shape=None):
+def shape(cmd, bare_shape=None):
     """(mappings, copied pages) of a fork loop while it runs."""
     env = dict(os.environ)
     env.pop("BARE_SHAPE", None)
-    if shape:
-        env["BARE_SHAPE"] = shape
+    if bare_shape:
+        env["BARE_SHAPE"] = bare_shape
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, env=env)
     time.sleep(0.7)
     with open(f"/proc/{proc.pid}/smaps") as f:
