@@ -125,9 +125,8 @@ static char more_bss[8 << 10];
  * copies than the bare loop: 27 against 14 (the run's state, the
  * configuration and the chunks' records lie in the pool too; its RELRO and
  * .data are the bare loop's size, compiled -fno-pie and with the settings'
- * record in .bss),
- * here 28 KiB of heap, 8 KiB of .bss and 12 KiB of stack (a 20 KiB frame
- * reaches three pages deeper).
+ * record in .bss), here 28 KiB of heap, 8 KiB of .bss and 12 KiB of stack
+ * (a 20 KiB frame reaches three pages deeper).
  */
 static void pmdstress_shape(void)
 {

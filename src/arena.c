@@ -373,8 +373,7 @@ void pmd_arena_unmap(struct pmd_arena *a)
 void pmd_arena_destroy(struct pmd_arena *a)
 {
 	pmd_arena_unmap(a);
-	if (a->chunks)
-		pmd_pool_free(a->chunks, sizeof(*a->chunks) * a->nchunks);
+	pmd_pool_free(a->chunks, sizeof(*a->chunks) * a->nchunks);
 	memset(a, 0, sizeof(*a));
 }
 

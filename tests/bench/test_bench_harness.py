@@ -87,13 +87,14 @@ check(shaped.returncode == 0 and '"ops":' in shaped.stdout,
       f"BARE_SHAPE=pmdstress runs ({shaped.returncode}: {shaped.stderr.strip()})")
 
 
-def copied_pages(smaps):
-    """Resident pages of the mappings fork copies page by page: those with
-    anonymous pages, not MADV_DONTFORK, but the 8 MiB arena."""
-    n, rss, anon = 0, 0, 0
+def smaps_shape(smaps):
+    """(mappings, resident pages of the mappings fork copies page by page: those
+    with anonymous pages, not MADV_DONTFORK, but the 8 MiB arena)."""
+    maps = pages = rss = anon = 0
     for line in smaps.splitlines():
         f = line.split()
         if "-" in f[0] and not f[0].endswith(":"):
+            maps += 1
             rss = anon = 0
             lo, hi = (int(x, 16) for x in f[0].split("-"))
         elif f[0] == "Rss:":
@@ -101,8 +102,8 @@ def copied_pages(smaps):
         elif f[0] == "Anonymous:":
             anon = int(f[1])
         elif f[0] == "VmFlags:" and anon and "dc" not in f[1:] and hi - lo != 8 << 20:
-            n += rss // 4
-    return n
+            pages += rss // 4
+    return maps, pages
 
 
 def shape(cmd, bare_shape=None):
@@ -116,7 +117,7 @@ def shape(cmd, bare_shape=None):
     with open(f"/proc/{proc.pid}/smaps") as f:
         smaps = f.read()
     proc.wait(timeout=30)
-    return sum(1 for l in smaps.splitlines() if "-" in l.split()[0]), copied_pages(smaps)
+    return smaps_shape(smaps)
 
 
 # the shape is the aim9 fork row's, --single-thread, as bench/run.py runs it
