@@ -12,8 +12,8 @@
  *
  * BARE_IDLE_THREADS=N makes fork and exec start N threads that only sleep
  * before the loop: the kernel's fork of a multi-threaded process costs more
- * than of a single-threaded one, and pmdstress always has its main thread,
- * its oracle thread and the worker; bench/run.py measures both shapes.
+ * than of a single-threaded one, and pmdstress has its main thread beside
+ * the worker unless --single-thread; bench/run.py measures both shapes.
  *
  * BARE_EXEC_WAIT=pmdstress makes exec wait as the exec stressor does for
  * a program of the user's with --exec-split on, to measure what that costs

@@ -57,7 +57,7 @@ const struct pmd_option pmd_global_options[] = {
 	{ "warmup", PMD_OPT_BOOL, G(warmup), "on", 0, 0, NULL,
 	  "bench mode: run one more round first and report it apart (cold memory, caches)" },
 	{ "single-thread", PMD_OPT_BOOL, G(single_thread), "off", 0, 0, NULL,
-	  "run the only worker on the main thread, with no monitor thread: fork and exec then "
+	  "run the only worker on the main thread, with no other thread: fork and exec then "
 	  "copy a single-threaded process, as AIM9's fork_test and exec_test did (the kernel "
 	  "charges every fork of a threaded one more); the kernel log and taint are read after "
 	  "each round; no hang watchdog, no live line" },

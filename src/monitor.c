@@ -22,14 +22,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
-#define TICK_MS 100
+/* the taint mask and the heartbeats: how often they are looked at */
+#define SLOW_NS 500000000ull
 /* how far apart printk's clock and CLOCK_MONOTONIC may be when we cannot measure it */
 #define CLOCK_SLACK_UNKNOWN 250000000ull
 
@@ -98,13 +97,6 @@ void pmd_monitor_open(struct pmd_run *run)
 {
 	struct pmd_monitor *m = &run->mon;
 
-	/*
-	 * Without it, stopping the thread waited for its poll to time out:
-	 * up to a tick (100 ms) at the end of every round, idle, between a
-	 * bench round's last touch and the next round's first.
-	 */
-	if (m->wake_fd < 0)
-		m->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	m->kmsg_fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (m->kmsg_fd < 0) {
 		snprintf(m->kmsg_status, sizeof(m->kmsg_status),
@@ -319,78 +311,43 @@ static void check_heartbeats(struct pmd_run *run, uint64_t now)
 	pmd_run_abort(run, "hang");
 }
 
-static void *monitor_main(void *arg)
-{
-	struct pmd_run *run = arg;
-	struct pmd_monitor *m = &run->mon;
-	uint64_t next_slow = 0;
-
-	while (!__atomic_load_n(&m->stop, __ATOMIC_ACQUIRE)) {
-		/* a negative fd is ignored by poll(): with neither, a plain tick */
-		struct pollfd p[2] = { { .fd = m->kmsg_fd, .events = POLLIN },
-				       { .fd = m->wake_fd, .events = POLLIN } };
-		uint64_t now;
-
-		poll(p, 2, TICK_MS);
-		drain_kmsg(run);
-		now = pmd_now_ns();
-		if (now >= next_slow) {
-			check_taint(run);
-			if (!__atomic_load_n(&run->aborting, __ATOMIC_ACQUIRE))
-				check_heartbeats(run, now);
-			next_slow = now + 500000000ull;
-		}
-	}
-	return NULL;
-}
-
 /*
- * The monitor's stack. glibc's default is 8 MiB and a guard page, which the
- * kernel maps apart from the run's other small mappings: every fork of the
- * run then copied a page table of its own for the few pages the monitor
- * touched, and every child's exit freed it again, a cost per fork the bare
- * loop does not pay (bench/run.py forkexec, the threaded rows). Its largest
- * frames hold about 8 KiB of buffers (reading /dev/kmsg and /proc); the
- * workers' stack size if that is larger (sanitizer builds' frames need room).
+ * No thread of its own: the main thread does this between its samples,
+ * woken by the log (pmd_monitor_fd()) or at the next slow check. A
+ * monitor thread was one thread more in every threaded run, and every
+ * fork of the run copied its stack's pages and page table, which the
+ * child's exit freed again: the threaded fork row ran 2-3% below the bare
+ * loop with two sleeping threads, and a build without the thread within
+ * 1% (docs/benchmarks.md, "Pages and fork"). Its stack could not come
+ * from memory no child gets: glibc keeps a thread's descriptor there.
  */
-#define MONITOR_STACK (128u << 10)
+uint64_t pmd_monitor_tick(struct pmd_run *run, uint64_t now)
+{
+	struct pmd_monitor *m = &run->mon;
+
+	drain_kmsg(run);
+	if (now >= m->next_slow) {
+		check_taint(run);
+		if (!__atomic_load_n(&run->aborting, __ATOMIC_ACQUIRE))
+			check_heartbeats(run, now);
+		m->next_slow = now + SLOW_NS;
+	}
+	return m->next_slow;
+}
 
 void pmd_monitor_start(struct pmd_run *run)
 {
 	struct pmd_monitor *m = &run->mon;
-	size_t stack = run->cfg->stack_size > MONITOR_STACK ? (size_t)run->cfg->stack_size :
-							       MONITOR_STACK;
-	pthread_attr_t attr;
 
 	free(m->hb_last);
 	free(m->hb_when);
 	m->hb_last = calloc(run->nworkers ? run->nworkers : 1, sizeof(uint64_t));
 	m->hb_when = calloc(run->nworkers ? run->nworkers : 1, sizeof(uint64_t));
-	__atomic_store_n(&m->stop, 0, __ATOMIC_RELEASE);
-	pthread_attr_init(&attr);
-	pthread_attr_setstacksize(&attr, stack);
-	m->started = !pthread_create(&m->thread, &attr, monitor_main, run);
-	pthread_attr_destroy(&attr);
+	m->next_slow = 0;
 }
 
 void pmd_monitor_stop(struct pmd_run *run)
 {
-	struct pmd_monitor *m = &run->mon;
-
-	if (m->started) {
-		const uint64_t one = 1;
-		uint64_t left;
-		bool woken;
-
-		__atomic_store_n(&m->stop, 1, __ATOMIC_RELEASE);
-		/* without the eventfd, or if the write fails, its wait ends at the tick */
-		woken = m->wake_fd >= 0 && write(m->wake_fd, &one, sizeof(one)) == sizeof(one);
-		pthread_join(m->thread, NULL);
-		/* the next round's thread must wait again: take the count back */
-		while (woken && read(m->wake_fd, &left, sizeof(left)) == sizeof(left))
-			;
-		m->started = false;
-	}
 	/* what the kernel said while the workers wound down */
 	drain_kmsg(run);
 	check_taint(run);
@@ -403,9 +360,6 @@ void pmd_monitor_close(struct pmd_run *run)
 	if (m->kmsg_fd >= 0)
 		close(m->kmsg_fd);
 	m->kmsg_fd = -1;
-	if (m->wake_fd >= 0)
-		close(m->wake_fd);
-	m->wake_fd = -1;
 	free(m->hb_last);
 	free(m->hb_when);
 	m->hb_last = m->hb_when = NULL;

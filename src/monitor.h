@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The monitors: a thread that reads the kernel log from the run's start,
- * polls the taint mask and watches every worker's heartbeat. What they
- * find becomes events; a hang also ends the run.
+ * The monitors: the main thread reads the kernel log from the run's
+ * start, polls the taint mask and watches every worker's heartbeat
+ * between its samples. What they find becomes events; a hang also ends
+ * the run.
  */
 #ifndef PMD_MONITOR_H
 #define PMD_MONITOR_H
 
-#include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct pmd_run;
@@ -16,11 +17,8 @@ struct pmd_run;
 #define PMD_KLOG_MAX (16u << 10)
 
 struct pmd_monitor {
-	pthread_t thread;
-	bool started;
-	uint32_t stop; /* atomic */
 	int kmsg_fd;
-	int wake_fd; /* eventfd: pmd_monitor_stop() ends the thread's wait at once */
+	uint64_t next_slow; /* when the taint mask and heartbeats are next looked at */
 	char kmsg_status[160]; /* "reading", or why not */
 	/* printk's clock minus CLOCK_MONOTONIC, and how sure we are of it */
 	int64_t clock_off_ns;
@@ -38,9 +36,15 @@ struct pmd_monitor {
 
 /* Open the kernel log at its end and note the taint mask: before the workers start. */
 void pmd_monitor_open(struct pmd_run *run);
-/* Start the thread (after the workers are released). */
+/* Watch the round's workers (after they are released). */
 void pmd_monitor_start(struct pmd_run *run);
-/* Stop the thread, then read what the kernel logged until now. */
+/*
+ * Read what the log has (its fd, kmsg_fd, is readable when there is
+ * more) and, when they are due, the taint mask and the heartbeats.
+ * Returns when the next slow check is due, on pmd_now_ns()'s clock.
+ */
+uint64_t pmd_monitor_tick(struct pmd_run *run, uint64_t now);
+/* The round is over: read what the kernel logged until now. */
 void pmd_monitor_stop(struct pmd_run *run);
 void pmd_monitor_close(struct pmd_run *run);
 

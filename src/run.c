@@ -24,12 +24,14 @@
 #endif
 #include <limits.h>
 #include <linux/futex.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <time.h>
@@ -444,6 +446,27 @@ static int wait_signal(const sigset_t *set, uint64_t ns)
 	return sig > 0 ? sig : 0;
 }
 
+/*
+ * The main loop's wait: a signal, a line in the kernel log (the monitor's
+ * work is the main thread's: monitor.c), or the time. The signals stay
+ * blocked and come through @sfd; without it, sigtimedwait(), and the log
+ * is read at least every 100 ms.
+ */
+static int wait_event(struct pmd_run *run, int sfd, const sigset_t *set, uint64_t ns)
+{
+	struct pollfd p[2] = { { .fd = sfd, .events = POLLIN },
+			       { .fd = run->mon.kmsg_fd, .events = POLLIN } };
+	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000ull),
+			       .tv_nsec = (long)(ns % 1000000000ull) };
+	struct signalfd_siginfo si;
+
+	if (sfd < 0)
+		return wait_signal(set, ns < 100000000ull ? ns : 100000000ull);
+	if (ppoll(p, 2, &ts, NULL) <= 0 || !(p[0].revents & POLLIN))
+		return 0;
+	return read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si) ? (int)si.ssi_signo : 0;
+}
+
 static void on_second_signal(struct pmd_run *run, int sig)
 {
 	fprintf(stderr, "\npmdstress: second %s: exiting at once, no report\n", strsignal(sig));
@@ -467,12 +490,17 @@ static void main_loop(struct pmd_run *run, const sigset_t *set, char *why, size_
 {
 	const struct pmd_config *cfg = run->cfg;
 	uint64_t deadline = run->t0 + cfg->duration_ns, next = run->t0 + cfg->interval_ns;
+	int sfd = signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK);
+	uint64_t slow = pmd_monitor_tick(run, pmd_now_ns());
 	struct pmd_progress prog;
 
 	pmd_progress_init(&prog, run);
 	for (;;) {
 		uint64_t now = pmd_now_ns(), until = deadline < next ? deadline : next;
 		int sig = __atomic_load_n(&run->stop_signal, __ATOMIC_ACQUIRE);
+
+		if (slow < until)
+			until = slow;
 
 		/* a signal the watcher took during start-up: the round ends by it at once */
 		if (sig) {
@@ -483,7 +511,8 @@ static void main_loop(struct pmd_run *run, const sigset_t *set, char *why, size_
 			snprintf(why, whylen, "duration");
 			break;
 		}
-		sig = wait_signal(set, until > now ? until - now : 0);
+		sig = wait_event(run, sfd, set, until > now ? until - now : 0);
+		slow = pmd_monitor_tick(run, pmd_now_ns()); /* a hang aborts the run */
 		if (__atomic_load_n(&run->aborting, __ATOMIC_ACQUIRE)) {
 			snprintf(why, whylen, "%s", run->abort_reason);
 			break;
@@ -515,6 +544,8 @@ static void main_loop(struct pmd_run *run, const sigset_t *set, char *why, size_
 			next += cfg->interval_ns;
 		}
 	}
+	if (sfd >= 0)
+		close(sfd);
 	request_stop(run);
 	pmd_progress_done(&prog, run);
 }
@@ -620,6 +651,8 @@ static bool join_workers(struct pmd_run *run, const sigset_t *set)
 				break;
 			}
 			(void)t;
+			/* as in the main loop: the log, the taint mask, the heartbeats */
+			pmd_monitor_tick(run, pmd_now_ns());
 			sig = wait_signal(set, 0);
 			/* second only if a first one stopped the run; else the round was ending */
 			if (sig && sig != SIGUSR1 && run->stop_signal)
@@ -1050,7 +1083,7 @@ int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 	 * at any moment, not merge into the first one pending.
 	 */
 	pmd_sigwatch_start(&run->sigwatch, run, &set);
-	run->mon.kmsg_fd = run->mon.wake_fd = -1;
+	run->mon.kmsg_fd = -1;
 	run->pagemap_fd = run->kpageflags_fd = -1;
 	run->thp_share_end = -1;
 	run->main_thread = pthread_self();

@@ -50,7 +50,7 @@ struct pmd_config {
 	unsigned thp_probe; /* enum pmd_probe_method */
 	uint64_t rounds; /* bench mode: repeat the measurement */
 	bool warmup;	 /* bench mode: one extra first round, reported apart */
-	bool single_thread; /* the one worker on the main thread, no monitor thread */
+	bool single_thread; /* the one worker on the main thread, no other thread */
 	uint64_t interval_ns;
 	unsigned progress; /* enum pmd_progress_mode */
 	uint64_t hang_timeout_ns;

@@ -132,6 +132,25 @@ check(shaped_n > plain and abs(shaped_n - pmd_n) <= 1,
 check(shaped_p > plain_p and abs(shaped_p - pmd_p) <= 4,
       f"and as many pages that fork copies, within 4 (bare {plain_p}, shaped {shaped_p}, "
       f"pmdstress {pmd_p})")
+
+
+def tasks(cmd, env=None):
+    """How many threads a fork loop has while it runs."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, env=env)
+    time.sleep(0.7)
+    n = len(os.listdir(f"/proc/{proc.pid}/task"))
+    proc.wait(timeout=30)
+    return n
+
+
+# the threaded rows' reference has as many threads as a default fork run
+pmd_t = tasks([bench.PMD, "--config", "aim9_4k", "--stressors", "fork", "--size", "8M",
+               "--duration", "1500ms", "--rounds", "1", "--warmup", "0", "--quiet",
+               "--progress", "off"])
+bare_t = tasks(loop, dict(os.environ, BARE_IDLE_THREADS=str(bench.THREADED_IDLE)))
+check(pmd_t == bare_t == bench.THREADED_IDLE + 1,
+      f"the threaded rows' bare loop has pmdstress's threads (pmdstress {pmd_t}, bare {bare_t}, "
+      f"THREADED_IDLE {bench.THREADED_IDLE})")
 bad = subprocess.run([bare_bin, "fork", "8", "0.3", "4k"], capture_output=True, text=True,
                      env=dict(os.environ, BARE_SHAPE="pmd"), timeout=60)
 check(bad.returncode == 2 and "BARE_SHAPE=pmd:" in bad.stderr,

@@ -44,12 +44,12 @@ out, err = p.communicate(timeout=60)
 check(p.returncode == 0 and counts == {1},
       f"one task all through the round (seen {sorted(counts)}; rc {p.returncode} {err[-300:]!r})")
 
-# the same run without it has its monitor thread and the worker: the test can tell
+# the same run without it has the worker beside the main thread: the test can tell
 p = spawn(COMMON + ["--duration", "2s", "--stressors", "fork", "--progress", "off", "--quiet"])
 time.sleep(0.8)
 n = len(os.listdir(f"/proc/{p.pid}/task"))
 p.communicate(timeout=60)
-check(n >= 3, f"without --single-thread the same run has its threads ({n} tasks)")
+check(n >= 2, f"without --single-thread the same run has its threads ({n} tasks)")
 
 # a signal stops the round: report, then the signal
 p = spawn(COMMON + ["--duration", "30s", "--stressors", "fork", "--progress", "off",
