@@ -313,7 +313,7 @@ static void check_heartbeats(struct pmd_run *run, uint64_t now)
 
 /*
  * No thread of its own: the main thread does this between its samples,
- * woken by the log (pmd_monitor_fd()) or at the next slow check. A
+ * woken by the log (kmsg_fd is in its poll) or at the next slow check. A
  * monitor thread was one thread more in every threaded run, and every
  * fork of the run copied its stack's pages and page table, which the
  * child's exit freed again: the threaded fork row ran 2-3% below the bare
