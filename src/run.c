@@ -490,10 +490,16 @@ static void main_loop(struct pmd_run *run, const sigset_t *set, char *why, size_
 {
 	const struct pmd_config *cfg = run->cfg;
 	uint64_t deadline = run->t0 + cfg->duration_ns, next = run->t0 + cfg->interval_ns;
-	int sfd = signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK);
+	int sfd = signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK), sfd_errno = errno;
 	uint64_t slow = pmd_monitor_tick(run, pmd_now_ns());
 	struct pmd_progress prog;
+	static bool said;
 
+	if (sfd < 0 && !said) { /* out of descriptors (RLIMIT_NOFILE): once a run */
+		fprintf(stderr, "pmdstress: no signalfd (%s): signals and the kernel log are "
+				"looked at every 100 ms\n", strerror(sfd_errno));
+		said = true;
+	}
 	pmd_progress_init(&prog, run);
 	for (;;) {
 		uint64_t now = pmd_now_ns(), until = deadline < next ? deadline : next;

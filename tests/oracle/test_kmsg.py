@@ -20,6 +20,7 @@ log can tell it from the kernel's own."""
 import json
 import os
 import select
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -138,6 +139,37 @@ rc, out, err, d, _ = run_with_lines([f"<6>{PREFIX}{l}" for l in others])
 check(rc == 0 and d["events"]["total"] == 0,
       f"ordinary lines, some close to a splat, are no event (rc {rc}) {err[-300:]}")
 check(d["monitors"]["kmsg"] == "reading", "the monitor was reading the log")
+
+# Out of descriptors for the main loop's signalfd (RLIMIT_NOFILE), the log is read every
+# 100 ms instead of when it has a line: a splat is still an event. The highest limit
+# without a signalfd leaves the log open (tests/robust/test_exhaustion.py sweeps them).
+if shutil.which("prlimit"):
+    BASE = ["--stressors", "fault", "--threads", "2", "--size", "16M", "--progress", "off"]
+    limit = None
+    for n in range(9, 3, -1):
+        p = subprocess.run(["prlimit", f"--nofile={n}", PMDSTRESS] + BASE +
+                           ["--duration", "300ms", "--quiet"], capture_output=True, text=True,
+                           timeout=60)
+        if "no signalfd" in p.stderr:
+            limit = n
+            break
+    check(limit is not None and "/dev/kmsg unreadable" not in p.stderr,
+          f"a limit takes the signalfd and leaves the log ({limit}: {p.stderr.strip()!r})")
+    if limit:
+        # the text report (the JSON needs one more descriptor than there is)
+        p = subprocess.Popen(["prlimit", f"--nofile={limit}", PMDSTRESS] + BASE +
+                             ["--duration", "2s"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        time.sleep(1)
+        line = splats[0][1]
+        with open("/dev/kmsg", "w") as k:
+            k.write(f"<5>{PREFIX}{line}\n")
+        out, err = p.communicate(timeout=60)
+        check(p.returncode == 3 and "no signalfd" in err and f"{PREFIX}{line}"[:60] in out,
+              f"without a signalfd the splat is an event: exit 3 (rc {p.returncode}; "
+              f"{err.strip()[-300:]!r})")
+else:
+    print("# no prlimit(1): the run without a signalfd is not tried")
 
 # not root: the log may be unreadable; the run says so once and goes on
 nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]

@@ -3,7 +3,8 @@
 # timeout: 600
 """Running out of things, each made real by a limit the test sets: threads
 (a pids cgroup, RLIMIT_NPROC, --threads 100000), address space (RLIMIT_AS),
-fork() (EAGAIN under a pids cgroup, with the fork and exec stressors) and
+file descriptors (RLIMIT_NOFILE), fork() (EAGAIN under a pids cgroup, with
+the fork and exec stressors) and
 memory (a memory cgroup smaller than the arena, and one that OOM-kills the
 run). Each must be said clearly on stderr, and the run must adapt (fewer
 workers, said loudly) or stop with exit 2/125 - never crash, hang, leave a
@@ -235,6 +236,51 @@ if case("fork() EAGAIN under pids.max 13", NO_PIDS):
     check(not left_behind(), "fork() under pids.max 13: no process left behind")
     check(pids.wait_empty(), "the pids cgroup is empty afterwards")
     pids.remove()
+
+# ---- file descriptors ---------------------------------------------------------------------
+# RLIMIT_NOFILE from 2 up: the run's descriptors (pagemap, the kernel log, the main loop's
+# signalfd) fail in turn, and each is refused or worked around, said on stderr. Where only
+# the signalfd fails, the main loop takes signals with sigtimedwait() and reads the log
+# every 100 ms: a SIGINT must still end the run with its report.
+if case("RLIMIT_NOFILE sweep", NO_PRLIMIT):
+    ARGS = ["--threads", "2", "--size", "16M", "--stressors", "fault"]
+    seen, seen_err = {}, {}
+    for n in range(2, 11):
+        what = f"RLIMIT_NOFILE = {n}"
+        rc, out, err, doc, dt = run(ARGS + ["--duration", "300ms"],
+                                    prefix=["prlimit", f"--nofile={n}"], json_report=False)
+        no_crash(what, rc, err)
+        clean_exit(what, rc, err, {0, 125})
+        if rc == 125:
+            check("not readable" in err or "cannot" in err, f"{what}: says why ({err.strip()!r})")
+        if "no signalfd (Too many open files)" in err:
+            check(err.count("no signalfd") == 1, f"{what}: the lost signalfd said once")
+        seen[n] = (rc, "no signalfd" in err, "/dev/kmsg unreadable" in err)
+        seen_err[n] = err
+    # the highest limit without a signalfd: the log open, if this user may read it at all
+    fallback = max((n for n, (rc, lost, _) in seen.items() if lost), default=None)
+    log = "/dev/kmsg unreadable" not in seen_err[10]
+    print(f"# RLIMIT_NOFILE sweep (exit, signalfd lost, log lost): {seen}; "
+          f"without a signalfd at {fallback}")
+    seen = {n: rc for n, (rc, lost, _) in seen.items()}
+    check(fallback is not None and seen[fallback] == 0,
+          f"a limit that takes the signalfd: the run ends clean ({seen}, {fallback})")
+    check(not log or "/dev/kmsg unreadable" not in seen_err.get(fallback, ""),
+          f"and at the highest such limit the log is still read ({fallback})")
+    check(seen[10] == 0, "RLIMIT_NOFILE = 10: a clean run")
+    if fallback is not None:
+        p = subprocess.Popen(["prlimit", f"--nofile={fallback}", PMDSTRESS] + QUIET + ARGS +
+                             ["--duration", "30s"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+        time.sleep(1.5)
+        t0 = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+        # it ends by the signal, as a program stopped by one does (src/run.c)
+        check(p.returncode == -signal.SIGINT and "stopped by Interrupt" in err,
+              f"without a signalfd SIGINT ends the run (rc {p.returncode}, "
+              f"{time.monotonic() - t0:.2f}s: {err.strip()[-300:]!r})")
+        check(not left_behind(), "RLIMIT_NOFILE: no process left behind")
 
 # ---- memory cgroup -----------------------------------------------------------------------------
 mem = Cgroup("memory")
