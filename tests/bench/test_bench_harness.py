@@ -106,18 +106,26 @@ def smaps_shape(smaps):
     return maps, pages
 
 
+def while_running(cmd, env, read):
+    """read(pid) of a fork loop 0.7 s into its run."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, env=env)
+    time.sleep(0.7)
+    got = read(proc.pid)
+    proc.wait(timeout=30)
+    return got
+
+
 def shape(cmd, bare_shape=None):
     """(mappings, copied pages) of a fork loop while it runs."""
     env = dict(os.environ)
     env.pop("BARE_SHAPE", None)
     if bare_shape:
         env["BARE_SHAPE"] = bare_shape
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, env=env)
-    time.sleep(0.7)
-    with open(f"/proc/{proc.pid}/smaps") as f:
-        smaps = f.read()
-    proc.wait(timeout=30)
-    return smaps_shape(smaps)
+
+    def read(pid):
+        with open(f"/proc/{pid}/smaps") as f:
+            return smaps_shape(f.read())
+    return while_running(cmd, env, read)
 
 
 # the shape is the aim9 fork row's, --single-thread, as bench/run.py runs it
@@ -136,11 +144,7 @@ check(shaped_p > plain_p and abs(shaped_p - pmd_p) <= 4,
 
 def tasks(cmd, env=None):
     """How many threads a fork loop has while it runs."""
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, env=env)
-    time.sleep(0.7)
-    n = len(os.listdir(f"/proc/{proc.pid}/task"))
-    proc.wait(timeout=30)
-    return n
+    return while_running(cmd, env, lambda pid: len(os.listdir(f"/proc/{pid}/task")))
 
 
 # the threaded rows' reference has as many threads as a default fork run
