@@ -244,7 +244,7 @@ if case("fork() EAGAIN under pids.max 13", NO_PIDS):
 # every 100 ms: a SIGINT must still end the run with its report.
 if case("RLIMIT_NOFILE sweep", NO_PRLIMIT):
     ARGS = ["--threads", "2", "--size", "16M", "--stressors", "fault"]
-    seen, seen_err = {}, {}
+    seen, errs = {}, {}
     for n in range(2, 11):
         what = f"RLIMIT_NOFILE = {n}"
         rc, out, err, doc, dt = run(ARGS + ["--duration", "300ms"],
@@ -255,17 +255,14 @@ if case("RLIMIT_NOFILE sweep", NO_PRLIMIT):
             check("not readable" in err or "cannot" in err, f"{what}: says why ({err.strip()!r})")
         if "no signalfd (Too many open files)" in err:
             check(err.count("no signalfd") == 1, f"{what}: the lost signalfd said once")
-        seen[n] = (rc, "no signalfd" in err, "/dev/kmsg unreadable" in err)
-        seen_err[n] = err
+        seen[n], errs[n] = rc, err
     # the highest limit without a signalfd: the log open, if this user may read it at all
-    fallback = max((n for n, (rc, lost, _) in seen.items() if lost), default=None)
-    log = "/dev/kmsg unreadable" not in seen_err[10]
-    print(f"# RLIMIT_NOFILE sweep (exit, signalfd lost, log lost): {seen}; "
-          f"without a signalfd at {fallback}")
-    seen = {n: rc for n, (rc, lost, _) in seen.items()}
+    fallback = max((n for n, e in errs.items() if "no signalfd" in e), default=None)
+    log = "/dev/kmsg unreadable" not in errs[10]
+    print(f"# RLIMIT_NOFILE sweep exits: {seen}; without a signalfd up to {fallback}")
     check(fallback is not None and seen[fallback] == 0,
           f"a limit that takes the signalfd: the run ends clean ({seen}, {fallback})")
-    check(not log or "/dev/kmsg unreadable" not in seen_err.get(fallback, ""),
+    check(not log or "/dev/kmsg unreadable" not in errs.get(fallback, ""),
           f"and at the highest such limit the log is still read ({fallback})")
     check(seen[10] == 0, "RLIMIT_NOFILE = 10: a clean run")
     if fallback is not None:
