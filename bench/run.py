@@ -5,7 +5,8 @@
 machine's noise falls on both alike; the figures are ratios
 (pmdstress / bare), never absolute timings.
 
-    bench/run.py [--quick] [--only SECTION,...] [--triplets N] [--markdown FILE]
+    bench/run.py [--quick] [--only SECTION,...] [--rows REGEX] [--triplets N]
+                 [--markdown FILE]
 
 Sections:
   fault     single-thread first-touch cost per 4 KiB page, 4 KiB pages and
@@ -30,6 +31,9 @@ beside the bare loop measured against itself (the machine's resolution);
 see class Table. --triplets N measures every ratio figure in N triplets
 instead of the section's own number (fault and mt 8, forkexec 6, --quick 3):
 on a noisy machine more triplets narrow the intervals, at N times the cost.
+--rows REGEX measures only the figures (rows) of those sections whose name
+matches REGEX (Python's re.search), to settle one row with many triplets
+without an hour of the others, e.g. --only forkexec --rows 'fork/s.*thp'.
 
 Exit 0 when every figure meets its target, 1 when one is missed (its whole
 interval beyond the target), 3 when none is missed but one is unsettled
@@ -41,6 +45,7 @@ import json
 import os
 import random
 import re
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -52,7 +57,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(HERE)
 BUILD = os.environ.get("PMD_BUILD_DIR", os.path.join(TOP, "build"))
 PMD = os.environ.get("PMDSTRESS", os.path.join(BUILD, "pmdstress"))
-TMP = tempfile.mkdtemp(prefix="pmdbench-")
+TMP = None  # the run's scratch folder, made once the arguments are good (main)
 # The threads asleep beside the worker of a default (threaded) fork or exec
 # run: the main thread, which also reads the kernel log (src/monitor.c).
 # The threaded rows' bare loop has as many (tests/bench checks both counts).
@@ -158,8 +163,23 @@ class Table:
     A row without a target (None) is information, not a verdict ("info"):
     it does not count in the exit code."""
 
-    def __init__(self):
+    def __init__(self, rows=None):
+        """@rows: a compiled pattern; only the figures it matches are measured."""
         self.rows = []
+        self.pattern = rows
+        self.passed = []  # the figures --rows left out
+
+    def wants(self, *figures):
+        """True if any of @figures is to be measured (the others are noted as
+        left out). A section calls it before measuring what gives several rows."""
+        out = [f for f in figures if self.pattern and not self.pattern.search(f)]
+        self.passed += [f for f in out if f not in self.passed]
+        return len(out) < len(figures)
+
+    def measure(self, figure, n, bare_sample, pmd_sample, *args, **kw):
+        """add() of @n interleaved triplets, if --rows wants @figure."""
+        if self.wants(figure):
+            self.add(figure, triplets(n, bare_sample, pmd_sample), *args, **kw)
 
     def add(self, figure, triplets, target, unit, lower_better=True, note=""):
         """@triplets: (bare, pmdstress, bare again) per interleaved triplet."""
@@ -187,6 +207,8 @@ class Table:
               f"{len(triplets)} triplets) {verdict} {note}", flush=True)
 
     def add_check(self, figure, value, target, unit, ok, note=""):
+        if figure in self.passed:
+            return
         self.rows.append(dict(figure=figure, bare=None, pmd=value, target=target, unit=unit,
                               verdict="yes" if ok else "no"))
         print(f"  {figure}: {value} {unit} (target {target}) {'ok' if ok else 'MISSED'} {note}",
@@ -261,7 +283,7 @@ def section_fault(t, bare_bin, quick, n=None):
                           "--size", f"{size}M", "--thp", "nohuge" if thp == "4k" else "madvise",
                           "--verify", verify)
                 return statistics.median(fault_rounds(doc))
-            t.add(f"first touch, {thp} pages, verify {verify}", triplets(n, bare_ns, pmd_ns),
+            t.measure(f"first touch, {thp} pages, verify {verify}", n, bare_ns, pmd_ns,
                   1.03 if verify == "off" else 1.25, "ns/page")
 
 
@@ -281,8 +303,8 @@ def section_mt(t, bare_bin, quick, n=None):
                       "--rounds", rounds, "--size", f"{size}M",
                       "--thp", "nohuge" if thp == "4k" else "madvise", "--verify", "off")
             return threads * 1e9 / statistics.median(fault_rounds(doc))
-        t.add(f"{threads} threads first touch, {thp}, faults/s", triplets(n, bare_rate, pmd_rate),
-              0.97, "pages/s", lower_better=False)
+        t.measure(f"{threads} threads first touch, {thp}, faults/s", n, bare_rate, pmd_rate,
+                  0.97, "pages/s", lower_better=False)
 
 
 def stressors_available():
@@ -314,28 +336,31 @@ def section_forkexec(t, bare_bin, quick, n=None):
                 return [x for x in doc["stressors"] if x["name"] == kind][0]["ops_per_s"]
             # --single-thread: the worker on the main thread, no other thread, like the
             # bare loop and AIM9's fork_test
-            t.add(f"{kind}/s, parent populated with {thp} pages, --single-thread",
-                  triplets(n, bare_rate, lambda: pmd_rate("--single-thread")), 0.97,
-                  f"{kind}s/s", lower_better=False,
-                  note=f"({pop_mb} MiB populated; bare single-threaded)")
+            t.measure(f"{kind}/s, parent populated with {thp} pages, --single-thread",
+                      n, bare_rate, lambda: pmd_rate("--single-thread"), 0.97,
+                      f"{kind}s/s", lower_better=False,
+                      note=f"({pop_mb} MiB populated; bare single-threaded)")
             if kind == "fork":
                 # how much of that row is the shape of pmdstress's process: its
                 # other mappings and resident pages, which fork copies too
-                t.add(f"{kind}/s, {thp} pages, bare loop with pmdstress's shape "
-                      "(BARE_SHAPE=pmdstress)",
-                      triplets(n, bare_rate, lambda: bare_rate(shape="pmdstress")), None,
-                      f"{kind}s/s", lower_better=False,
-                      note="(information: the 'pmdstress' column is the shaped bare loop)")
+                t.measure(f"{kind}/s, {thp} pages, bare loop with pmdstress's shape "
+                          "(BARE_SHAPE=pmdstress)",
+                          n, bare_rate, lambda: bare_rate(shape="pmdstress"), None,
+                          f"{kind}s/s", lower_better=False,
+                          note="(information: the 'pmdstress' column is the shaped bare loop)")
             # by default pmdstress forks from its worker while its main thread sleeps:
             # the bare loop with as many sleeping threads
-            t.add(f"{kind}/s, {thp} pages, threaded (default)",
-                  triplets(n, lambda: bare_rate(THREADED_IDLE), pmd_rate), 0.97, f"{kind}s/s",
-                  lower_better=False, note=f"(bare with {THREADED_IDLE} sleeping thread"
-                  f"{'' if THREADED_IDLE == 1 else 's'}: the same process shape)")
+            t.measure(f"{kind}/s, {thp} pages, threaded (default)",
+                      n, lambda: bare_rate(THREADED_IDLE), pmd_rate, 0.97, f"{kind}s/s",
+                      lower_better=False, note=f"(bare with {THREADED_IDLE} sleeping thread"
+                      f"{'' if THREADED_IDLE == 1 else 's'}: the same process shape)")
 
 
 def section_scale(t, bare_bin, quick, n=None):
     for threads, size in ((1024, "128M"), (4096, "256M")):
+        if not t.wants(f"--threads {threads}: start-up",
+                       f"--threads {threads}: memory beyond the arena per worker"):
+            continue
         doc = pmd("--stressors", "fault", "--threads", threads, "--size", size, "--duration", "2s")
         up = doc["startup"]
         t.add_check(f"--threads {threads}: start-up", round(up["spawn_s"], 3), "< 0.5 s", "s",
@@ -374,6 +399,9 @@ def section_sensitivity(t, bare_bin, quick, n=None):
     5 runs of 4 rounds each, 2026-12-03)."""
     reps, rounds = (4, 1) if quick else (12, 1)
     delay_ns = 1000
+    flagged, identical = f"a {delay_ns} ns/page delay", "two identical runs"
+    if not t.wants(flagged, identical):
+        return
     base = ["--stressors", "fault", "--threads", 1, "--fault-chunks", 0, "--fault-sweeps", 1,
             "--fault-order", "forward", "--rounds", rounds, "--size", "64M", "--thp", "nohuge",
             "--verify", "off", "--seed", 1]
@@ -385,11 +413,11 @@ def section_sensitivity(t, bare_bin, quick, n=None):
     base_ns = statistics.median(x for d in runs["a"] for x in fault_rounds(d))
     expected = 100.0 * delay_ns / base_ns
     change, mark = compare_row(paths["a"], paths["b"], "latency.window.mean")
-    t.add_check(f"a {delay_ns} ns/page delay (expected +{expected:.0f}%)",
-                f"{change:+.1f}% {mark}", "flagged worse, within 0.5x-2x of expected", "",
+    t.add_check(flagged, f"{change:+.1f}% {mark}",
+                f"flagged worse, within 0.5x-2x of the expected +{expected:.0f}%", "",
                 mark == "worse" and 0.5 * expected <= change <= 2 * expected)
     change, mark = compare_row(paths["a"], paths["a2"], "latency.window.mean")
-    t.add_check("two identical runs", f"{change:+.1f}% {mark}", "not flagged", "", mark == "~")
+    t.add_check(identical, f"{change:+.1f}% {mark}", "not flagged", "", mark == "~")
 
 
 # name -> section(table, bare loop, quick, triplets or None), in the default order
@@ -407,10 +435,20 @@ def positive_int(text):
     return n
 
 
+def pattern(text):
+    try:
+        return re.compile(text)
+    except re.error as e:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a regular expression: {e}")
+
+
 def main():
+    global TMP
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer pairs and rounds")
     ap.add_argument("--only", default=",".join(SECTIONS))
+    ap.add_argument("--rows", type=pattern, metavar="REGEX",
+                    help="measure only the figures whose name matches REGEX")
     ap.add_argument("--triplets", type=positive_int, metavar="N",
                     help="triplets per ratio figure (default: the section's own)")
     ap.add_argument("--markdown", help="also write the table as Markdown to this file")
@@ -425,18 +463,29 @@ def main():
         print(f"bench: no pmdstress at {PMD} (build first, or set PMDSTRESS)", file=sys.stderr)
         return 2
     bare_bin = build_bare()
-    t = Table()
+    TMP = tempfile.mkdtemp(prefix="pmdbench-")
+    t = Table(a.rows)
     uname = os.uname()
     load = os.getloadavg()[0]
     # what was measured, to quote with the figures (--markdown's file is not part of it)
     cmd = " ".join(["bench/run.py"] + (["--quick"] if a.quick else [])
                    + (["--only", a.only] if sections != list(SECTIONS) else [])
+                   + (["--rows", shlex.quote(a.rows.pattern)] if a.rows else [])
                    + (["--triplets", str(a.triplets)] if a.triplets else []))
     print(f"{cmd}: {time.strftime('%Y-%m-%d')}, "
           f"kernel {uname.release}, {os.cpu_count()} CPUs, load {load:.1f}")
-    for sec in sections:
-        print(f"[{sec}]", flush=True)
-        SECTIONS[sec](t, bare_bin, a.quick, a.triplets)
+    try:
+        for sec in sections:
+            print(f"[{sec}]", flush=True)
+            SECTIONS[sec](t, bare_bin, a.quick, a.triplets)
+    finally:
+        shutil.rmtree(TMP, ignore_errors=True)
+    if a.rows and not t.rows:
+        print(f"bench: --rows {a.rows.pattern!r} matches no figure of {', '.join(sections)}; "
+              "they are:\n  " + "\n  ".join(t.passed), file=sys.stderr)
+        return 2
+    if t.passed:
+        print(f"--rows {a.rows.pattern!r}: {len(t.passed)} other figures not measured")
     md = t.markdown()
     print("\n" + md)
     if a.markdown:
@@ -444,7 +493,6 @@ def main():
             f.write(f"`{cmd}` on {time.strftime('%Y-%m-%d')}, "
                     f"kernel {uname.release}, {os.cpu_count()} CPUs, load average {load:.1f} "
                     f"at the start\n\n{md}\n")
-    shutil.rmtree(TMP, ignore_errors=True)
     return t.exit_code()
 
 

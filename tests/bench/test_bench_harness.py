@@ -32,6 +32,25 @@ check(all(re.search(r"\| \d+\.\d{3} \[\d+\.\d{3}, \d+\.\d{3}\] \| \d+\.\d{3} \["
           for r in ratio_rows), "ratio rows show the interval and the bare-against-itself control")
 check(any("start-up" in r for r in rows) and any("verify on" in r for r in rows),
       "scale and fault sections present")
+# --rows: only the figures it matches are measured (one pmdstress run here)
+p = subprocess.run([sys.executable, RUN, "--only", "fault,scale", "--rows", "^--threads 4096: start"],
+                   capture_output=True, text=True, timeout=120)
+rows = [l for l in p.stdout.splitlines() if l.startswith("| ") and "---" not in l][1:]
+check(p.returncode in (0, 1) and len(rows) == 1 and rows[0].startswith("| --threads 4096: start-up |")
+      and "first touch" not in p.stdout and "1024" not in p.stdout,
+      f"--rows: the one figure it matches measured, no other\n{p.stdout[-1500:]}{p.stderr[-500:]}")
+check(p.stdout.startswith("bench/run.py --only fault,scale --rows '^--threads 4096: start': ")
+      and "--rows '^--threads 4096: start': 7 other figures not measured" in p.stdout,
+      f"--rows: quoted in the header, the others counted\n{p.stdout[:300]}")
+p = subprocess.run([sys.executable, RUN, "--only", "scale", "--rows", "nosuch"],
+                   capture_output=True, text=True, timeout=60)
+check(p.returncode == 2 and "--rows 'nosuch' matches no figure of scale" in p.stderr
+      and "  --threads 1024: start-up\n" in p.stderr and "|" not in p.stdout,
+      f"--rows matching nothing: exit 2 listing the figures\n{p.stdout[-500:]}{p.stderr[-500:]}")
+p = subprocess.run([sys.executable, RUN, "--rows", "(fork"], capture_output=True, text=True,
+                   timeout=60)
+check(p.returncode == 2 and "'(fork' is not a regular expression" in p.stderr and "[" not in p.stdout,
+      f"--rows (fork: exit 2 naming it ({p.stderr.strip()[-200:]})")
 # bad arguments are refused before anything is measured
 p = subprocess.run([sys.executable, RUN, "--only", "fault,nosuch"], capture_output=True,
                    text=True, timeout=60)
@@ -47,8 +66,6 @@ for bad in ("0", "-3", "many"):
 sys.path.insert(0, os.path.join(SOURCE_DIR, "bench"))
 sys.argv = sys.argv[:1]
 import run as bench  # noqa: E402
-import shutil  # noqa: E402
-shutil.rmtree(bench.TMP, ignore_errors=True)
 
 # the bare loop is linked as pmdstress is (a dynamic one forks the loader's mappings too)
 bare_bin = bench.build_bare()
