@@ -167,13 +167,13 @@ class Table:
         """@rows: a compiled pattern; only the figures it matches are measured."""
         self.rows = []
         self.pattern = rows
-        self.passed = []  # the figures --rows left out
+        self.left_out = []  # the figures --rows left out
 
     def wants(self, *figures):
         """True if any of @figures is to be measured (the others are noted as
         left out). A section calls it before measuring what gives several rows."""
         out = [f for f in figures if self.pattern and not self.pattern.search(f)]
-        self.passed += [f for f in out if f not in self.passed]
+        self.left_out += [f for f in out if f not in self.left_out]
         return len(out) < len(figures)
 
     def measure(self, figure, n, bare_sample, pmd_sample, *args, **kw):
@@ -207,7 +207,7 @@ class Table:
               f"{len(triplets)} triplets) {verdict} {note}", flush=True)
 
     def add_check(self, figure, value, target, unit, ok, note=""):
-        if figure in self.passed:
+        if self.pattern and not self.pattern.search(figure):
             return
         self.rows.append(dict(figure=figure, bare=None, pmd=value, target=target, unit=unit,
                               verdict="yes" if ok else "no"))
@@ -284,7 +284,7 @@ def section_fault(t, bare_bin, quick, n=None):
                           "--verify", verify)
                 return statistics.median(fault_rounds(doc))
             t.measure(f"first touch, {thp} pages, verify {verify}", n, bare_ns, pmd_ns,
-                  1.03 if verify == "off" else 1.25, "ns/page")
+                      1.03 if verify == "off" else 1.25, "ns/page")
 
 
 def section_mt(t, bare_bin, quick, n=None):
@@ -482,10 +482,10 @@ def main():
         shutil.rmtree(TMP, ignore_errors=True)
     if a.rows and not t.rows:
         print(f"bench: --rows {a.rows.pattern!r} matches no figure of {', '.join(sections)}; "
-              "they are:\n  " + "\n  ".join(t.passed), file=sys.stderr)
+              "they are:\n  " + ("\n  ".join(t.left_out) or "(none)"), file=sys.stderr)
         return 2
-    if t.passed:
-        print(f"--rows {a.rows.pattern!r}: {len(t.passed)} other figures not measured")
+    if t.left_out:
+        print(f"--rows {a.rows.pattern!r}: {len(t.left_out)} other figures not measured")
     md = t.markdown()
     print("\n" + md)
     if a.markdown:
