@@ -169,10 +169,13 @@ class Table:
         self.pattern = rows
         self.left_out = []  # the figures --rows left out
 
+    def skips(self, figure):
+        return self.pattern is not None and not self.pattern.search(figure)
+
     def wants(self, *figures):
         """True if any of @figures is to be measured (the others are noted as
         left out). A section calls it before measuring what gives several rows."""
-        out = [f for f in figures if self.pattern and not self.pattern.search(f)]
+        out = [f for f in figures if self.skips(f)]
         self.left_out += [f for f in out if f not in self.left_out]
         return len(out) < len(figures)
 
@@ -207,7 +210,7 @@ class Table:
               f"{len(triplets)} triplets) {verdict} {note}", flush=True)
 
     def add_check(self, figure, value, target, unit, ok, note=""):
-        if self.pattern and not self.pattern.search(figure):
+        if self.skips(figure):
             return
         self.rows.append(dict(figure=figure, bare=None, pmd=value, target=target, unit=unit,
                               verdict="yes" if ok else "no"))

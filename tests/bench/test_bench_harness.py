@@ -14,6 +14,13 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 from pmdtest import SOURCE_DIR, check, done  # noqa: E402
 
 RUN = os.path.join(SOURCE_DIR, "bench", "run.py")
+
+
+def table_rows(stdout):
+    """The rows of the Markdown table run.py prints last, without its header."""
+    return [l for l in stdout.splitlines() if l.startswith("| ") and "---" not in l][1:]
+
+
 p = subprocess.run([sys.executable, RUN, "--quick", "--only", "scale,fault", "--triplets", "2"],
                    capture_output=True, text=True, timeout=280)
 check(p.returncode in (0, 1, 3), f"bench/run.py ran (rc {p.returncode})\n{p.stderr[-2000:]}")
@@ -22,7 +29,7 @@ check(p.stdout.startswith("bench/run.py --quick --only scale,fault --triplets 2:
 lines = [l for l in p.stdout.splitlines() if l.startswith("  first touch")]
 check(len(lines) == 4 and all(", 2 triplets) " in l for l in lines),
       "--triplets 2: each ratio figure measured in 2 triplets\n" + "\n".join(lines))
-rows = [l for l in p.stdout.splitlines() if l.startswith("| ") and "---" not in l][1:]
+rows = table_rows(p.stdout)
 check(len(rows) == 8, f"8 figures measured ({len(rows)})\n{p.stdout[-3000:]}")
 check(all(re.search(r" \| (yes|no|unsettled) \|$", r) for r in rows), "each figure has a verdict")
 ratio_rows = [r for r in rows if "first touch" in r]
@@ -35,7 +42,7 @@ check(any("start-up" in r for r in rows) and any("verify on" in r for r in rows)
 # --rows: only the figures it matches are measured (one pmdstress run here)
 p = subprocess.run([sys.executable, RUN, "--only", "fault,scale", "--rows", "^--threads 4096: start"],
                    capture_output=True, text=True, timeout=120)
-rows = [l for l in p.stdout.splitlines() if l.startswith("| ") and "---" not in l][1:]
+rows = table_rows(p.stdout)
 check(p.returncode in (0, 1) and len(rows) == 1 and rows[0].startswith("| --threads 4096: start-up |")
       and "first touch" not in p.stdout and "1024" not in p.stdout,
       f"--rows: the one figure it matches measured, no other\n{p.stdout[-1500:]}{p.stderr[-500:]}")
