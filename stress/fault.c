@@ -34,6 +34,7 @@
  * shows as LOST_WRITE (a winner's page replaced by a fresh one) or FOREIGN
  * (one page mapped twice) from the verifier.
  */
+#include <pmdstress/pool.h>
 #include <pmdstress/stressor.h>
 
 #include <errno.h>
@@ -120,6 +121,8 @@ enum {
 	M_ZAP_REMAP,
 	M_READS,
 	M_CHOICES,
+	M_RACE_TIMED,
+	M_RACE_EITHER,
 	M_FIRST_TOUCH,
 	M_WINDOW,
 	M_VERIFY,
@@ -146,6 +149,14 @@ static const struct pmd_metric fault_metrics[] = {
 			"a digest of the random choices (first pages, orders): with --fault-sweeps "
 			"and no partners, the same for every run of one seed", PMD_BETTER_NONE,
 			PMD_MF_DIGEST },
+	[M_RACE_TIMED] = { "race_timed", PMD_METRIC_COUNT,
+			   "slots of pages a partner's zap raced that were stored before a "
+			   "MADV_DONTNEED (must read zero) or after every race on the page (must "
+			   "hold their stamp): judged exactly", PMD_BETTER_NONE },
+	[M_RACE_EITHER] = { "race_either", PMD_METRIC_COUNT,
+			    "slots of raced pages whose store overlapped a race or preceded a "
+			    "MADV_FREE: zero or their stamp accepted (a zero is written back after)",
+			    PMD_BETTER_NONE },
 	[M_FIRST_TOUCH] = { "first_touch", PMD_METRIC_LATENCY,
 			    "a worker's first store to a fresh chunk: the contested fault" },
 	[M_WINDOW] = { "window", PMD_METRIC_LATENCY,
@@ -171,6 +182,10 @@ struct fault_group {
 	unsigned lost;		  /* chunks that could not be reset: out of the run */
 	/* each worker's first store to cur[0] this round, from before to after; 0: none */
 	uint64_t *first_lo, *first_hi;
+	/* how the round writes cur[i] and when, for i < nlogs (arena.h); none without --verify */
+	struct pmd_round_log *logs;
+	unsigned nlogs;
+	size_t logs_len;
 } __attribute__((aligned(64)));
 
 struct fault_priv {
@@ -246,9 +261,8 @@ static void inject(struct pmd_worker *w, struct pmd_chunk *c, char *addr, bool a
 	if (inj->kind != PMD_INJECT_CORRUPT || inj->chunk != c->index ||
 	    (inj->class == PMD_CLASS_NONZERO_AFTER_ZAP) != after_zap)
 		return;
-	/* a zero in a round a zap raced is no corruption: wait for an undisturbed round */
-	if (inj->class == PMD_CLASS_LOST_WRITE &&
-	    (__atomic_load_n(&c->flags, __ATOMIC_ACQUIRE) & PMD_CF_DISTURBED))
+	/* a zero where a race allows one is no corruption: wait for a slot that must hold */
+	if (inj->class == PMD_CLASS_LOST_WRITE && pmd_verify_may_read_zero(a, c, inj->page, slot))
 		return;
 	if (inj->class == PMD_CLASS_NONZERO_AFTER_ZAP && slot < c->nslots)
 		slot = c->nslots < PMD_PAGE_SLOTS ? c->nslots : PMD_PAGE_SLOTS - 1;
@@ -341,6 +355,7 @@ static void inject_hang(struct pmd_worker *w, const struct fault_group *g, unsig
 static unsigned verify_chunk(struct pmd_worker *w, struct pmd_chunk *c, bool do_inject)
 {
 	uint64_t t = pmd_now_ns();
+	struct pmd_verify_tally tally = { 0 };
 	unsigned bad = 0;
 	char *addr = pmd_chunk_enter(c);
 
@@ -349,8 +364,10 @@ static unsigned verify_chunk(struct pmd_worker *w, struct pmd_chunk *c, bool do_
 	if (do_inject)
 		inject(w, c, addr, false);
 	if (w->si->cfg->verify)
-		bad = pmd_verify_pages(w, c, addr, 0, PMD_CHUNK_PAGES);
+		bad = pmd_verify_chunk(w, c, addr, &tally);
 	pmd_chunk_exit(c);
+	pmd_count(w, M_RACE_TIMED, tally.timed);
+	pmd_count(w, M_RACE_EITHER, tally.either);
 	if (w->si->cfg->verify)
 		pmd_latency(w, M_VERIFY, pmd_now_ns() - t);
 	pmd_count(w, M_BAD_SLOTS, bad);
@@ -425,6 +442,22 @@ static void mark_window(struct pmd_chunk *c, unsigned first, unsigned pages)
 		pmd_mask_set(c->zero_pages, (first + k) % PMD_CHUNK_PAGES);
 }
 
+/* The round about to write @c is logged in @log: its shape now, the workers' marks as they go. */
+static void open_log(const struct fault_group *g, struct pmd_chunk *c, struct pmd_round_log *log,
+		     const struct fault_opts *o)
+{
+	uint32_t stores = (uint32_t)(o->pages * o->passes);
+
+	log->first = g->first_page;
+	log->win = (uint32_t)o->pages;
+	log->nworkers = g->n;
+	log->passes = (uint32_t)o->passes;
+	log->per = (stores + PMD_ROUND_MARKS - 2) / (PMD_ROUND_MARKS - 1);
+	memset(log->mark, 0, sizeof(uint64_t) * PMD_ROUND_MARKS * g->n);
+	/* release: a partner that finds the log finds its shape */
+	__atomic_store_n(&c->log, log, __ATOMIC_RELEASE);
+}
+
 /*
  * The group's own generator (splitmix64), seeded from the run's seed and
  * the group: the serial step is run by whichever worker reaches the gate
@@ -480,6 +513,8 @@ static void start_round(struct fault_group *g, struct pmd_worker *w, const struc
 		c->nslots = g->n * (uint32_t)o->passes;
 		c->domain = PMD_STAMP_DOMAIN_RUN;
 		mark_window(c, g->first_page, (unsigned)o->pages);
+		if (g->ncur < g->nlogs)
+			open_log(g, c, &g->logs[g->ncur], o);
 		if (inject_due(w, g)) {
 			char *addr = pmd_chunk_enter(c);
 
@@ -602,6 +637,7 @@ static unsigned touch_chunk(struct pmd_worker *w, struct pmd_chunk *c, char *add
 	const bool stamped = w->si->cfg->verify, per_page = o->latency == LAT_PAGE;
 	const unsigned win = (unsigned)o->pages;
 	unsigned k, pass, p = first, at = 0, step = win > 1;
+	struct pmd_round_clock clk;
 	uint64_t t0, t1 = 0;
 
 	if (order == ORDER_BACKWARD)
@@ -621,6 +657,9 @@ static unsigned touch_chunk(struct pmd_worker *w, struct pmd_chunk *c, char *add
 	 * huge zero page, at the word of the faulting page's index).
 	 */
 	t0 = pmd_now_ns();
+	/* where the round is logged: the step, and a clock mark every few stores */
+	pmd_round_log_start(stamped ? __atomic_load_n(&c->log, __ATOMIC_ACQUIRE) : NULL, slot, step,
+			    t0, &clk);
 	if (slot < o->readers) {
 		(void)pmd_load(pmd_page_slot(addr, p, slot));
 		t1 = pmd_now_ns(); /* a reader's contested fault is its load */
@@ -630,6 +669,7 @@ static unsigned touch_chunk(struct pmd_worker *w, struct pmd_chunk *c, char *add
 	pmd_store(pmd_page_slot(addr, p, slot), page_value(key, stamped, lbase + p, gen, slot));
 	if (slot >= o->readers)
 		t1 = pmd_now_ns();
+	pmd_round_clock_tick(&clk);
 	pmd_latency(w, M_FIRST_TOUCH, t1 - t0);
 	span[0] = t0;
 	span[1] = t1;
@@ -654,8 +694,10 @@ static unsigned touch_chunk(struct pmd_worker *w, struct pmd_chunk *c, char *add
 					  page_value(key, stamped, lbase + p, gen, slot));
 			}
 			page_delay(o->delay_ns);
+			pmd_round_clock_tick(&clk);
 		}
 	}
+	pmd_round_clock_end(&clk);
 	pmd_latency(w, M_WINDOW, pmd_now_ns() - t0);
 	pmd_count(w, M_OPS, win * o->passes);
 	return step;
@@ -741,6 +783,42 @@ static int fault_run(struct pmd_worker *w)
 
 /* ---- setup and the end ----------------------------------------------------- */
 
+
+/*
+ * Logs for the first LOGGED chunks of each round (all of them in the
+ * default race, one chunk a round): a chunk raced beyond those is judged
+ * by its race records alone, zero allowed in every slot of the raced pages.
+ * From the pool, which no fork child copies.
+ */
+#define LOGGED 16
+
+static int alloc_logs(struct fault_group *g)
+{
+	size_t per_log = sizeof(struct pmd_round_log) + sizeof(uint32_t) * 2 * g->n +
+			 sizeof(uint64_t) * PMD_ROUND_MARKS * g->n;
+	unsigned i;
+	char *p;
+
+	per_log = (per_log + 63) & ~(size_t)63;
+	g->nlogs = g->want < LOGGED ? g->want : LOGGED;
+	g->logs_len = per_log * g->nlogs;
+	p = pmd_pool_alloc(g->logs_len);
+	if (!p)
+		return -ENOMEM;
+	g->logs = (struct pmd_round_log *)p;
+	p += sizeof(struct pmd_round_log) * g->nlogs;
+	for (i = 0; i < g->nlogs; i++) {
+		struct pmd_round_log *log = &g->logs[i];
+
+		log->mark = (uint64_t *)p;
+		p += sizeof(uint64_t) * PMD_ROUND_MARKS * g->n;
+		log->step = (uint32_t *)p;
+		p += sizeof(uint32_t) * g->n;
+		log->inv = (uint32_t *)p;
+		p += sizeof(uint32_t) * g->n;
+	}
+	return 0;
+}
 
 /* --memcg-headroom: room for what else a round charges (VMAs of a remap, slab) */
 #define MEMCG_SLACK (256u << 10)
@@ -832,7 +910,8 @@ static int fault_setup(struct pmd_sinst *si)
 		g->cur = calloc(g->want, sizeof(*g->cur));
 		g->first_lo = calloc(g->n ? g->n : 1, sizeof(uint64_t));
 		g->first_hi = calloc(g->n ? g->n : 1, sizeof(uint64_t));
-		if (!g->cur || !g->first_lo || !g->first_hi)
+		if (!g->cur || !g->first_lo || !g->first_hi ||
+		    (si->cfg->verify && alloc_logs(g) < 0))
 			return -ENOMEM;
 		pmd_gate_init(&g->gate, g->n, (unsigned)o->spin);
 	}
@@ -869,6 +948,8 @@ static void fault_teardown(struct pmd_sinst *si)
 		free(fp->groups[i].cur);
 		free(fp->groups[i].first_lo);
 		free(fp->groups[i].first_hi);
+		if (fp->groups[i].logs)
+			pmd_pool_free(fp->groups[i].logs, fp->groups[i].logs_len);
 	}
 	free(fp->groups);
 	free(fp);

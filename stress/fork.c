@@ -220,7 +220,6 @@ struct frozen {
 	uint32_t lbase; /* logical page of the chunk's page 0 */
 	uint32_t gen, nslots, domain;
 	uint32_t newgen, newslots;
-	bool disturbed;
 	uint64_t skipped[PMD_MASK_WORDS], zero[PMD_MASK_WORDS], maybe[PMD_MASK_WORDS];
 };
 
@@ -508,17 +507,19 @@ static struct child_rec *child_note(struct child_result *r, unsigned fi, unsigne
 /*
  * Read every slot of page @p of frozen chunk @fi in one pass. Before the
  * child's own write (@mine == 0) its slot must read zero, after it the
- * child's stamp; every other slot must hold what it held before the fork
- * (zero is also fine where the verifier allows it: MADV_FREE, a disturbed
- * round). A slot holding the parent's post-fork stamp is a leak.
+ * child's stamp; every other slot must hold what it held before the fork,
+ * or, in a page MADV_FREE left clean (the verifier's rule), all of them
+ * zero: the kernel drops such a page whole. A slot holding the parent's
+ * post-fork stamp is a leak.
  */
 static void child_check_page(const struct fork_worker *fw, unsigned fi, unsigned p, uint64_t key,
 			     uint64_t mine, struct child_result *r)
 {
 	const struct frozen *f = &fw->frozen[fi];
-	bool maybe = f->disturbed || bit(f->maybe, p);
+	bool maybe = bit(f->maybe, p);
 	unsigned s, pre = 0, post = 0, wrong = 0, own = 0, slot = 0, code = CHILD_CLEAN;
-	uint64_t first_exp = 0, first_act = 0;
+	unsigned kept = 0, zeroed = 0, zslot = 0;
+	uint64_t first_exp = 0, first_act = 0, zexp = 0;
 
 	for (s = 0; s < PMD_PAGE_SLOTS; s++) {
 		uint64_t v = pmd_load(pmd_page_slot(f->addr, p, s)), exp;
@@ -536,6 +537,11 @@ static void child_check_page(const struct fork_worker *fw, unsigned fi, unsigned
 		exp = pre_fork(f, key, p, s);
 		if (v == exp || (!v && maybe)) {
 			pre += s < f->newslots; /* a slot the parent rewrote: tells the sides apart */
+			kept += v && v == exp;
+			if (v != exp && !zeroed++) {
+				zslot = s;
+				zexp = exp;
+			}
 			continue;
 		}
 		if (v && v == post_fork(f, key, p, s)) {
@@ -549,6 +555,12 @@ static void child_check_page(const struct fork_worker *fw, unsigned fi, unsigned
 			first_exp = exp;
 			first_act = v;
 		}
+	}
+	/* part of a clean page dropped, part kept: that is no drop */
+	if (zeroed && kept && !wrong++ && !post) {
+		slot = zslot;
+		first_exp = zexp;
+		first_act = 0;
 	}
 	if (post)
 		code = pre ? CHILD_TORN : CHILD_PARENT_WRITE;
@@ -733,7 +745,6 @@ static bool freeze_one(struct pmd_worker *w, struct fork_worker *fw, struct pmd_
 	f->domain = c->domain;
 	f->newgen = pmd_gen_next(f->gen);
 	f->newslots = f->nslots > o->slots ? f->nslots : (uint32_t)o->slots;
-	f->disturbed = __atomic_load_n(&c->flags, __ATOMIC_RELAXED) & PMD_CF_DISTURBED;
 	mask_copy(f->skipped, c->skipped);
 	mask_copy(f->zero, c->zero_pages);
 	mask_copy(f->maybe, c->maybe_pages);
@@ -904,7 +915,6 @@ static void cow_write(struct pmd_worker *w, struct fork_worker *fw)
 		pmd_mask_clear_all(c->skipped);
 		pmd_mask_clear_all(c->zero_pages);
 		pmd_mask_clear_all(c->maybe_pages);
-		__atomic_and_fetch(&c->flags, ~(uint32_t)PMD_CF_DISTURBED, __ATOMIC_RELAXED);
 		pmd_chunk_log(c, pmd_now_ns(), PMD_OP_COW_WRITE, w->id, f->newslots);
 	}
 	fw->written = true;

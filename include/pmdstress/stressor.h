@@ -187,6 +187,29 @@ void pmd_memcg_rearm(struct pmd_run *run);
 unsigned pmd_verify_pages(struct pmd_worker *w, struct pmd_chunk *c, char *addr, unsigned lo,
 			  unsigned hi);
 
+/* What a look at a chunk found in the pages partners raced (pmd_verify_chunk()). */
+struct pmd_verify_tally {
+	uint64_t raced_pages; /* pages judged slot by slot against the races on them */
+	uint64_t timed;	      /* their slots whose store ran before or after every race: exact */
+	uint64_t either;      /* their slots that may read zero or their stamp */
+};
+
+/*
+ * pmd_verify_pages() of the whole chunk, adding to @t (may be NULL) what it
+ * found in raced pages. A whole-chunk look by the owner settles what it
+ * found (src/verify.c): later looks are exact again.
+ */
+unsigned pmd_verify_chunk(struct pmd_worker *w, struct pmd_chunk *c, char *addr,
+			  struct pmd_verify_tally *t);
+
+/*
+ * May slot @slot of page @page of chunk @c read zero without the kernel
+ * having lost anything, by its expectations and, for a round just closed,
+ * the races on it? (The self-tests inject a lost write only where not.)
+ */
+bool pmd_verify_may_read_zero(const struct pmd_arena *a, const struct pmd_chunk *c, unsigned page,
+			      unsigned slot);
+
 /*
  * While a round writes chunk @c: page @page must hold, in each slot, zero or
  * the stamp that slot's worker writes this round, nothing else (what a read

@@ -93,9 +93,11 @@ r = run(["--config", "zap", "--threads", "8", "--duration", "2s", "--progress", 
 clean(r, "--config zap")
 check(r.doc["scenario"] == "zap" and r.stressor("zap")["ops"] > 0, "configs/zap.ini runs the zapper")
 
-# the checker is live while zap runs. A zap that races a round makes that
-# round accept zeros, so an injected lost write waits for a round no zap
-# raced; garbage is never excused, even with every madvise racing.
+# the checker is live while zap runs. A zap that races a round lets only the
+# slots of its pages that were not stored after it read zero, so an injected
+# lost write waits for a slot that must hold (tests/selftest/test_race_precise.py
+# shows it caught beside a race); garbage is never excused, even with every
+# madvise racing.
 inj = ["--seed", "7", "--threads", "4"]
 r = run(base + inj + ["--inject", "lost_write:3:17:2:1"])
 check(r.rc == 1 and r.doc["events"]["by_class"]["LOST_WRITE"] == 1,
