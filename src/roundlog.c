@@ -111,3 +111,22 @@ bool pmd_round_store_time(const struct pmd_round_log *log, unsigned wk, unsigned
 	*hi = __atomic_load_n(&mark[b + 1], __ATOMIC_ACQUIRE);
 	return *lo && *hi;
 }
+
+bool pmd_round_store_done(const struct pmd_round_log *log, unsigned wk, unsigned pass, unsigned p)
+{
+	uint64_t lo, hi;
+
+	return pmd_round_store_time(log, wk, pass, p, &lo, &hi);
+}
+
+bool pmd_round_page_done(const struct pmd_round_log *log, unsigned p)
+{
+	unsigned wk;
+
+	if (!log || !log->passes || pmd_round_store_index(log, 0, 0, p) < 0)
+		return log && log->passes; /* outside the window: nobody stores there */
+	for (wk = 0; wk < log->nworkers; wk++)
+		if (!pmd_round_store_done(log, wk, log->passes - 1, p))
+			return false;
+	return true;
+}

@@ -437,3 +437,76 @@ unsigned pmd_verify_in_round(struct pmd_worker *w, struct pmd_chunk *c, char *ad
 	}
 	return bad;
 }
+
+unsigned pmd_verify_live(struct pmd_worker *w, struct pmd_chunk *c, char *addr, unsigned lo,
+			 unsigned hi, unsigned *pages)
+{
+	const struct pmd_arena *a = w->si->arena;
+	const struct pmd_round_log *log = __atomic_load_n(&c->log, __ATOMIC_ACQUIRE);
+	unsigned p, s, total = 0;
+
+	*pages = 0;
+	if (!log || !log->nworkers)
+		return 0;
+	for (p = lo; p < hi && p < PMD_CHUNK_PAGES; p++) {
+		uint32_t lpage = c->index * (uint32_t)PMD_CHUNK_PAGES + p;
+		bool zero = pmd_mask_test(c->zero_pages, p);
+		struct page_look pl;
+
+		unsigned wk;
+
+		/* a raced page is the round's owner's to judge, once its races are over */
+		if (pmd_mask_test(c->reported_pages, p) || pmd_mask_test(c->race_pages, p))
+			continue;
+		/*
+		 * Only a page some worker has stored to: reading one nobody has
+		 * touched would fault it in (a zero page, or where reads allocate
+		 * a page of its own) under the workers' first stores, and change
+		 * the race it is there to watch.
+		 */
+		for (wk = 0; wk < log->nworkers && !pmd_round_store_done(log, wk, 0, p); wk++)
+			;
+		if (wk == log->nworkers)
+			continue;
+		memset(&pl, 0, sizeof(pl));
+		for (s = 0; s < PMD_PAGE_SLOTS; s++) {
+			uint64_t act = pmd_load(pmd_page_slot(addr, p, s));
+			uint64_t exp = expected_at(a, c, lpage, s, zero);
+
+			if (act == exp)
+				continue;
+			/*
+			 * A store still to come, or made since we read: the mark
+			 * that says it is done is read with acquire, so a read
+			 * after it sees the store.
+			 */
+			if (!act) {
+				if (!pmd_round_store_done(log, s % log->nworkers, s / log->nworkers, p))
+					continue;
+				act = pmd_load(pmd_page_slot(addr, p, s));
+				if (act == exp)
+					continue;
+			}
+			note_bad(&pl, s, exp, act, NULL, RULE_STAMP);
+		}
+		/*
+		 * A zap that raced us marked the page before its syscall: seen
+		 * here if what we read is its doing (the syscall orders the mark
+		 * before the zap, this fence our reads before the look).
+		 */
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (pmd_mask_test(c->race_pages, p))
+			continue;
+		(*pages)++;
+		if (!pl.bad)
+			continue;
+		post_bad_page(w, c, p, pl.first, pl.first_exp, pl.first_act,
+			      pmd_stamp_classify(a->tag_key, pl.first_act, pl.first_exp, lpage, c->gen,
+						 pl.first, c->domain),
+			      pl.bad, ", read while the round wrote");
+		pmd_mask_set(c->reported_pages, p);
+		__atomic_or_fetch(&c->flags, PMD_CF_REPORTED, __ATOMIC_RELAXED);
+		total += pl.bad;
+	}
+	return total;
+}

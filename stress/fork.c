@@ -66,6 +66,7 @@
 #include <pmdstress/stressor.h>
 
 #include "fork.h"
+#include "fork_live.h"
 #include "fork_writer.h"
 
 #include <errno.h>
@@ -91,9 +92,11 @@
 #define WRITER_SLOT PMD_FORK_WRITER_SLOT /* the writer thread's, on every 32nd page */
 #define RECORDS 16			/* bad pages the child describes in full */
 #define PATIENCE 10 /* forks without a written chunk before fresh ones are taken */
+#define LIVE MAX_FROZEN /* a child record's "frozen" index for the live round's chunk */
 
 struct fork_opts {
 	uint64_t chunks;
+	uint64_t race;
 	uint64_t slots;
 	uint64_t rate;
 	bool populate;
@@ -109,6 +112,10 @@ static const struct pmd_option fork_options[] = {
 	{ "chunks", PMD_OPT_UINT, O(chunks), "2", 0, MAX_FROZEN, NULL,
 	  "idle chunks frozen and copy-on-write checked across each fork (0: the child exits "
 	  "at once, as in AIM9 fork_test)" },
+	{ "race", PMD_OPT_UINT, O(race), "50", 0, 100, NULL,
+	  "percent of COW-checked forks that also copy the chunk a fault round is writing at that "
+	  "moment; the child checks it holds, of each worker, a prefix of its stores "
+	  "(stress/fork_live.h)" },
 	{ "slots", PMD_OPT_UINT, O(slots), "8", 1, WRITER_SLOT, NULL,
 	  "slots per page the parent writes into the frozen chunks after each fork (at least "
 	  "as many as they held)" },
@@ -148,6 +155,8 @@ enum {
 	M_POPULATED_THP,
 	M_EAGAIN,
 	M_WR_DURING,
+	M_LIVE,
+	M_LIVE_PAGES,
 	L_FORK,
 	L_REAP,
 	L_COW_WRITE,
@@ -175,6 +184,12 @@ static const struct pmd_metric fork_metrics[] = {
 			  "the writer thread's writes made while fork() ran (the child must see "
 			  "a prefix of them)",
 			  PMD_BETTER_NONE },
+	[M_LIVE] = { "live", PMD_METRIC_COUNT,
+		     "forks that copied the chunk a fault round was writing, checked by the child",
+		     PMD_BETTER_NONE },
+	[M_LIVE_PAGES] = { "live_pages", PMD_METRIC_COUNT,
+			   "pages of those chunks the child checked: zero or the round's stamps, "
+			   "each worker's a prefix of its stores", PMD_BETTER_NONE },
 	/* not a bench column: divided by the COW faults this stressor counts, it would mislead */
 	[L_FORK] = { "fork", PMD_METRIC_LATENCY, "the fork() call: copying the page tables" },
 	[L_REAP] = { "reap", PMD_METRIC_LATENCY, "fork() called to child reaped" },
@@ -211,6 +226,7 @@ struct child_result {
 	uint32_t bad_pages;
 	uint32_t at_frozen, at_page, pass; /* where it is: for a child that dies */
 	struct child_rec rec[RECORDS];
+	uint64_t live_raced[PMD_MASK_WORDS]; /* set by the parent: pages raced before its fork */
 };
 
 /* A chunk held across one fork: what it held before, what the parent writes after. */
@@ -233,6 +249,7 @@ struct fork_worker {
 	struct child_result no_res;
 	struct frozen frozen[MAX_FROZEN];
 	unsigned nfrozen;
+	struct pmd_fork_live live; /* the chunk a round was writing, or live.c NULL */
 	unsigned cursor;
 	unsigned dry; /* forks in a row that found no written chunk to freeze */
 	int leaked;   /* index into frozen[] of the chunk given a shared page, or -1 */
@@ -604,6 +621,23 @@ static bool child_check_writer(const struct fork_worker *fw, struct child_result
 	return false;
 }
 
+/* A finding of the live round's check (stress/fork_live.c), as a record. */
+static void child_note_live(void *ctx, const struct pmd_fork_live_finding *f)
+{
+	static const unsigned code[] = { [PMD_FORK_LIVE_WRONG] = CHILD_WRONG,
+					 [PMD_FORK_LIVE_OWN] = CHILD_OWN_LOST,
+					 [PMD_FORK_LIVE_TORN] = CHILD_NOT_PREFIX };
+	struct child_rec *rec = child_note(ctx, LIVE, f->page, f->slot, code[f->kind], f->bad,
+					   f->expected, f->actual);
+
+	if (rec && f->kind == PMD_FORK_LIVE_TORN) {
+		rec->other_frozen = LIVE;
+		rec->other_page = f->other_page;
+		rec->seq_seen = f->seq_seen;
+		rec->seq_missing = f->seq_missing;
+	}
+}
+
 /*
  * Test only (--fork-child-fault): a fault the kernel raises on a frozen
  * chunk in the child, as a broken fork would. Only the child's mapping of the
@@ -676,8 +710,16 @@ static void __attribute__((noreturn)) child_main(const struct fork_worker *fw, u
 			pmd_store(pmd_page_slot(f->addr, p, CHILD_SLOT), child_stamp(f, key, p));
 		}
 	}
+	/* the live round's chunk: values now, its workers' order once the parent says what raced */
+	if (fw->live.c) {
+		r->at_frozen = LIVE;
+		r->at_page = 0;
+		if (check)
+			pmd_fork_live_check(&fw->live, key, CHILD_SLOT, false, NULL, child_note_live, r);
+		pmd_fork_live_write(&fw->live, key, CHILD_SLOT);
+	}
 	r->pass = 2;
-	if (check && fw->nfrozen)
+	if (check && (fw->nfrozen || fw->live.c))
 		child_wait_parent(r);
 	/* the writer has stopped too: a page shared by mistake now shows its last write */
 	if (check && fw->writing && writer_clean)
@@ -690,6 +732,11 @@ static void __attribute__((noreturn)) child_main(const struct fork_worker *fw, u
 			r->at_page = p;
 			child_check_page(fw, i, p, key, child_stamp(f, key, p), r);
 		}
+	}
+	if (check && fw->live.c) {
+		r->at_frozen = LIVE;
+		pmd_fork_live_check(&fw->live, key, CHILD_SLOT, true, r->live_raced, child_note_live,
+				    r);
 	}
 	_exit((int)r->code);
 }
@@ -922,6 +969,21 @@ static void cow_write(struct pmd_worker *w, struct fork_worker *fw)
 	pmd_latency(w, L_COW_WRITE, pmd_now_ns() - t);
 }
 
+/* The chunk a child record names, as a frozen chunk (the live one: its fields that matter). */
+static const struct frozen *rec_chunk(const struct fork_worker *fw, unsigned i, struct frozen *tmp)
+{
+	if (i != LIVE)
+		return i < fw->nfrozen ? &fw->frozen[i] : NULL;
+	if (!fw->live.c)
+		return NULL;
+	memset(tmp, 0, sizeof(*tmp));
+	tmp->c = fw->live.c;
+	tmp->lbase = fw->live.lbase;
+	tmp->gen = fw->live.gen;
+	tmp->domain = fw->live.domain;
+	return tmp;
+}
+
 static enum pmd_class child_class(const struct frozen *f, uint64_t key, const struct child_rec *rec)
 {
 	switch (rec->code) {
@@ -958,10 +1020,19 @@ static const char *child_says(unsigned code)
 
 /* What the child saw, in words: the event's text. */
 static void child_text(const struct fork_worker *fw, const struct child_rec *rec,
-		       enum pmd_class cls, char *buf, size_t len)
+		       const struct frozen *f, enum pmd_class cls, char *buf, size_t len)
 {
-	const struct frozen *f = &fw->frozen[rec->frozen];
-
+	if (rec->code == CHILD_NOT_PREFIX && rec->frozen == LIVE) {
+		snprintf(buf, len,
+			 "%s seen by the fork child: torn snapshot of a live round: it sees "
+			 "worker %u's store #%llu at chunk %u page %u slot %u but not its earlier "
+			 "store #%llu at page %u (%u earlier stores missing); expected %#llx, read %#llx",
+			 pmd_class_name(cls), rec->slot % (fw->live.nworkers ? fw->live.nworkers : 1),
+			 (unsigned long long)rec->seq_seen, f->c->index, rec->page, rec->slot,
+			 (unsigned long long)rec->seq_missing, rec->other_page, rec->bad,
+			 (unsigned long long)rec->expected, (unsigned long long)rec->actual);
+		return;
+	}
 	if (rec->code == CHILD_NOT_PREFIX && rec->other_frozen < fw->nfrozen) {
 		snprintf(buf, len,
 			 "%s seen by the fork child: torn snapshot, not a point-in-time copy: it "
@@ -974,9 +1045,12 @@ static void child_text(const struct fork_worker *fw, const struct child_rec *rec
 		return;
 	}
 	snprintf(buf, len,
-		 "%s seen by the fork child at chunk %u page %u slot %u: %s; expected %#llx, "
+		 "%s seen by the fork child at chunk %u page %u slot %u%s: %s; expected %#llx, "
 		 "read %#llx (%u bad slots in the page)",
-		 pmd_class_name(cls), f->c->index, rec->page, rec->slot, child_says(rec->code),
+		 pmd_class_name(cls), f->c->index, rec->page, rec->slot,
+		 rec->frozen == LIVE ? " (a live round's)" : "",
+		 rec->frozen == LIVE && rec->code == CHILD_WRONG ? "a value the round does not write"
+								  : child_says(rec->code),
 		 (unsigned long long)rec->expected, (unsigned long long)rec->actual, rec->bad);
 }
 
@@ -991,13 +1065,13 @@ static void post_child(struct pmd_worker *w, struct fork_worker *fw)
 	for (i = 0; i < n; i++) {
 		const struct child_rec *rec = &r->rec[i];
 		const struct frozen *f;
+		struct frozen tmp;
 		struct pmd_event ev;
 		enum pmd_class cls;
 
-		if (rec->frozen >= fw->nfrozen || rec->page >= PMD_CHUNK_PAGES ||
-		    rec->slot >= PMD_PAGE_SLOTS)
+		f = rec_chunk(fw, rec->frozen, &tmp);
+		if (!f || rec->page >= PMD_CHUNK_PAGES || rec->slot >= PMD_PAGE_SLOTS)
 			continue;
-		f = &fw->frozen[rec->frozen];
 		cls = child_class(f, key, rec);
 		memset(&ev, 0, sizeof(ev));
 		ev.kind = PMD_EV_CORRUPTION;
@@ -1011,7 +1085,7 @@ static void post_child(struct pmd_worker *w, struct fork_worker *fw)
 		ev.actual = rec->actual;
 		ev.bad_slots = rec->bad;
 		ev.thp = pmd_thp_probe(run, f->c, NULL);
-		child_text(fw, rec, cls, ev.text, sizeof(ev.text));
+		child_text(fw, rec, f, cls, ev.text, sizeof(ev.text));
 		pmd_event_post(run, &ev);
 		pmd_count(w, M_BAD_SLOTS, rec->bad);
 	}
@@ -1024,6 +1098,8 @@ static void post_child(struct pmd_worker *w, struct fork_worker *fw)
 static void post_child_signal(struct pmd_worker *w, struct fork_worker *fw, int sig)
 {
 	const struct child_result *r = fw->res;
+	const struct frozen *f;
+	struct frozen tmp;
 	struct pmd_event ev;
 
 	memset(&ev, 0, sizeof(ev));
@@ -1032,9 +1108,10 @@ static void post_child_signal(struct pmd_worker *w, struct fork_worker *fw, int 
 	ev.worker = (int)w->id;
 	ev.stressor = w->si->st->name;
 	ev.chunk = -1;
-	if (r->at_frozen < fw->nfrozen && r->at_page < PMD_CHUNK_PAGES) {
-		pmd_event_at_chunk(&ev, fw->frozen[r->at_frozen].c, r->at_page, 0);
-		ev.thp = pmd_thp_probe(w->si->run, fw->frozen[r->at_frozen].c, NULL);
+	f = rec_chunk(fw, r->at_frozen, &tmp);
+	if (f && r->at_page < PMD_CHUNK_PAGES) {
+		pmd_event_at_chunk(&ev, f->c, r->at_page, 0);
+		ev.thp = pmd_thp_probe(w->si->run, f->c, NULL);
 	}
 	snprintf(ev.text, sizeof(ev.text), "fork child died of %s in pass %u at chunk %d page %d",
 		 strsignal(sig), r->pass, ev.chunk, ev.page);
@@ -1114,10 +1191,15 @@ static int fork_once(struct pmd_worker *w, struct fork_priv *fp, struct fork_wor
 			pmd_count(w, M_UNFROZEN, 1);
 		if (fw->leaked >= 0)
 			leak_make(w, fp, fw);
+		/* and the chunk a round is writing, held open across fork() */
+		fw->live.c = NULL;
+		if (pmd_rand_below(w, 100) < fp->o->race)
+			pmd_fork_live_take(w, &fw->live,
+					   (unsigned)pmd_rand_below(w, w->si->arena->nchunks));
 	}
 	pmd_fork_lock();
 	writer_open(w, fw);
-	quick = !fw->nfrozen && !fw->writing;
+	quick = !fw->nfrozen && !fw->writing && !fw->live.c;
 	if (fw->writing)
 		s0 = pmd_fork_writer_seq(&fw->wr);
 	t0 = pmd_now_ns();
@@ -1149,6 +1231,10 @@ static int fork_once(struct pmd_worker *w, struct fork_priv *fp, struct fork_wor
 		if (pid > 0)
 			pmd_count(w, M_WR_DURING, s1 - s0);
 	}
+	if (fw->live.c && pid > 0)
+		pmd_chunk_log(fw->live.c, t1, PMD_OP_FORK, w->id, (uint32_t)pid);
+	/* the round may close now: the child has its copy */
+	pmd_fork_live_release(&fw->live, fw->res->live_raced);
 	if (pid < 0) {
 		thaw(w, fp, fw);
 		if (pmd_fork_backoff(w, err, M_EAGAIN))
@@ -1185,6 +1271,10 @@ static int fork_once(struct pmd_worker *w, struct fork_priv *fp, struct fork_wor
 		if (fw->nfrozen) {
 			pmd_count(w, M_CHECKED, 1);
 			pmd_count(w, M_FROZEN, fw->nfrozen);
+		}
+		if (fw->live.c) {
+			pmd_count(w, M_LIVE, 1);
+			pmd_count(w, M_LIVE_PAGES, PMD_CHUNK_PAGES);
 		}
 	}
 	thaw(w, fp, fw);

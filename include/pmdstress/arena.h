@@ -49,6 +49,7 @@ enum pmd_chunk_state {
 enum pmd_chunk_flags {
 	PMD_CF_REPORTED = 1u << 1, /* a page was found bad (reported_pages says which) */
 	PMD_CF_CLOSING = 1u << 2,  /* the round's owner is about to verify: no new disturbers */
+	PMD_CF_MOVING = 1u << 3,   /* a partner unmaps or moves part of a live round's chunk */
 };
 
 /*
@@ -132,6 +133,7 @@ enum pmd_op {
 	PMD_OP_COW_WRITE, /* the parent rewrote a frozen chunk after fork (arg: slots per page) */
 	PMD_OP_MIGRATE_PAGES, /* move_pages of some of the chunk's pages (arg: target node) */
 	PMD_OP_MBIND_MOVE,    /* mbind MPOL_MF_MOVE of the chunk's range (arg: target node) */
+	PMD_OP_MPROTECT_EXEC, /* a hole of a live round made PROT_READ|WRITE|EXEC (arg: range) */
 	PMD_OP_COUNT,
 };
 
@@ -267,7 +269,26 @@ void pmd_chunk_disturb_end(struct pmd_chunk *c);
  */
 struct pmd_race *pmd_chunk_race_begin(struct pmd_chunk *c, enum pmd_race_kind kind, unsigned lo,
 				      unsigned hi);
+/*
+ * The record alone, for a caller inside its bracket already: the record is
+ * the caller's to adjust (t_begin, t_end) until its disturb_end().
+ */
+struct pmd_race *pmd_chunk_race_add(struct pmd_chunk *c, enum pmd_race_kind kind, unsigned lo,
+				    unsigned hi);
 void pmd_chunk_race_end(struct pmd_chunk *c, struct pmd_race *r);
+/*
+ * The same, with the times the caller read itself: an operation that
+ * keeps the workers out first (retire) sets r->t_begin once they are out,
+ * and ends at @t_end, read before it lets them in again.
+ */
+void pmd_chunk_race_end_at(struct pmd_chunk *c, struct pmd_race *r, uint64_t t_end);
+/*
+ * A live round's chunk has no owner a partner could hold it from: whoever
+ * retires it to unmap or move part of it (inside its bracket) takes this
+ * first, so two never do at once. false: someone else is; skip.
+ */
+bool pmd_chunk_move_begin(struct pmd_chunk *c);
+void pmd_chunk_move_end(struct pmd_chunk *c);
 /* Forget the round's races and log (its expectations were reset or settled). */
 void pmd_chunk_races_clear(struct pmd_chunk *c);
 /* A worker's place in the round log while it stores: see pmd_round_log_start(). */
@@ -301,6 +322,10 @@ static inline void pmd_round_clock_tick(struct pmd_round_clock *k)
  */
 bool pmd_round_store_time(const struct pmd_round_log *log, unsigned wk, unsigned pass,
 			  unsigned p, uint64_t *lo, uint64_t *hi);
+/* Worker @wk's store to page @p in pass @pass is behind it for good (false: to come, or unknown). */
+bool pmd_round_store_done(const struct pmd_round_log *log, unsigned wk, unsigned pass, unsigned p);
+/* No worker of the round will store to page @p again (every last-pass store to it is done). */
+bool pmd_round_page_done(const struct pmd_round_log *log, unsigned p);
 /* The index (from 0, over all passes) of worker @wk's store to page @p in pass @pass; -1: none. */
 long pmd_round_store_index(const struct pmd_round_log *log, unsigned wk, unsigned pass, unsigned p);
 /* The round owner, before verifying: refuse new disturbers, wait for the rest. */

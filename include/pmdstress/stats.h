@@ -87,7 +87,7 @@ struct pmd_metric {
 	unsigned flags;
 };
 
-#define PMD_MAX_METRICS 16
+#define PMD_MAX_METRICS 24
 
 /* What a worker is doing, for the watchdog. */
 enum pmd_worker_state {

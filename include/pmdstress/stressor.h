@@ -217,6 +217,17 @@ bool pmd_verify_may_read_zero(const struct pmd_arena *a, const struct pmd_chunk 
  */
 unsigned pmd_verify_in_round(struct pmd_worker *w, struct pmd_chunk *c, char *addr, unsigned page);
 
+/*
+ * While a round writes chunk @c (the caller inside its disturb bracket,
+ * pmd_chunk_disturb_begin(), with @addr entered): pages [lo, hi) no race
+ * covers hold, in each slot, the stamp its worker stored where the round's
+ * log says that store is done, zero or that stamp where it may be to come,
+ * zero where nothing is written. Posts one event per bad page; *pages gets
+ * the pages judged. Without a log (--verify off) judges nothing.
+ */
+unsigned pmd_verify_live(struct pmd_worker *w, struct pmd_chunk *c, char *addr, unsigned lo,
+			 unsigned hi, unsigned *pages);
+
 /* How chunk @c is mapped now; *pfn gets the first page's PFN where readable. */
 enum pmd_thp_state pmd_thp_probe(struct pmd_run *run, const struct pmd_chunk *c, uint64_t *pfn);
 
