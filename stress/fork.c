@@ -46,6 +46,12 @@
  * slot 510 again before it verifies, so the chunks' expectations never
  * include it.
  *
+ * With --fork-race, a share of the forks also copy the chunk a fault round
+ * is writing at that moment, held open across fork() (stress/fork_live.h):
+ * the child must see, of each worker, a prefix of its stores in the
+ * round's order, never a value the round does not write, and its own
+ * writes must not reach the round ("live", "live_pages").
+ *
  * On a MAP_SHARED arena (--shared) parent and child share the pages by
  * design, so there is nothing to check: the forks run and are measured,
  * the COW checks are off (said once on stderr). The self-test (hidden

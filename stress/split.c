@@ -27,6 +27,18 @@
  *     place; after `away` another op moves it home again and puts the slot
  *     back (refilled with a placeholder).
  * Every unmap or move is done with the chunk retired (RCU grace period).
+ *
+ * With --split-race, a share of the ops goes to the chunk a fault round is
+ * writing right now instead (inside the round's bracket: it cannot close),
+ * so the split races the workers' faults on the same PMD: an mprotect hole
+ * is PROT_READ only where every worker has stored for the last time (the
+ * round's log says; elsewhere a store would fault), else
+ * PROT_READ|WRITE|EXEC (the same VMA and PMD split, a permission the
+ * stores do not need); a munmap hole is recorded as an UNMAP race, so the
+ * round's verifier wants zero from stores before it and stamps from stores
+ * after; mremap moves the chunk under the round, which goes on where it
+ * is now. After each op split checks what the log says is done is there
+ * ("live", "live_pages").
  * A hole starts at any page, or (align=range) at a multiple of its length,
  * so a 16-page hole covers a whole 64 KiB mTHP folio rather than a piece of
  * two; "aligned" counts the holes that did.
