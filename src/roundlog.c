@@ -88,8 +88,8 @@ long pmd_round_store_index(const struct pmd_round_log *log, unsigned wk, unsigne
 	return (long)pass * log->win + (long)((uint64_t)at * inv % log->win);
 }
 
-bool pmd_round_store_time(const struct pmd_round_log *log, unsigned wk, unsigned pass,
-			  unsigned p, uint64_t *lo, uint64_t *hi)
+bool pmd_round_store_time(const struct pmd_round_log *log, unsigned wk, unsigned pass, unsigned p,
+			  uint64_t *lo, uint64_t *hi)
 {
 	const uint64_t *mark;
 	long n;

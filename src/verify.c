@@ -148,7 +148,8 @@ static enum slot_rule race_rule(const struct pmd_chunk *c, unsigned nr, unsigned
 	*why = NULL;
 	*after_free = false;
 	if (log && log->nworkers)
-		known = pmd_round_store_time(log, s % log->nworkers, s / log->nworkers, p, &lo, &hi);
+		known = pmd_round_store_time(log, s % log->nworkers, s / log->nworkers, p, &lo,
+					     &hi);
 	for (i = 0; i < nr; i++) {
 		const struct pmd_race *r = &c->race[i];
 
@@ -360,8 +361,8 @@ static unsigned verify_pages(struct pmd_worker *w, struct pmd_chunk *c, char *ad
 			continue;
 		race_text(when, sizeof(when), &pl);
 		post_bad_page(w, c, p, pl.first, pl.first_exp, pl.first_act,
-			      pmd_stamp_classify(a->tag_key, pl.first_act, pl.first_exp, lpage, c->gen,
-						 pl.first, c->domain),
+			      pmd_stamp_classify(a->tag_key, pl.first_act, pl.first_exp, lpage,
+						 c->gen, pl.first, c->domain),
 			      pl.bad, when);
 		pmd_mask_set(c->reported_pages, p);
 		total += pl.bad;
@@ -481,7 +482,9 @@ unsigned pmd_verify_live(struct pmd_worker *w, struct pmd_chunk *c, char *addr, 
 			 * after it sees the store.
 			 */
 			if (!act) {
-				if (!pmd_round_store_done(log, s % log->nworkers, s / log->nworkers, p))
+				unsigned wk2 = s % log->nworkers, pass = s / log->nworkers;
+
+				if (!pmd_round_store_done(log, wk2, pass, p))
 					continue;
 				act = pmd_load(pmd_page_slot(addr, p, s));
 				if (act == exp)
@@ -501,8 +504,8 @@ unsigned pmd_verify_live(struct pmd_worker *w, struct pmd_chunk *c, char *addr, 
 		if (!pl.bad)
 			continue;
 		post_bad_page(w, c, p, pl.first, pl.first_exp, pl.first_act,
-			      pmd_stamp_classify(a->tag_key, pl.first_act, pl.first_exp, lpage, c->gen,
-						 pl.first, c->domain),
+			      pmd_stamp_classify(a->tag_key, pl.first_act, pl.first_exp, lpage,
+						 c->gen, pl.first, c->domain),
 			      pl.bad, ", read while the round wrote");
 		pmd_mask_set(c->reported_pages, p);
 		__atomic_or_fetch(&c->flags, PMD_CF_REPORTED, __ATOMIC_RELAXED);

@@ -155,7 +155,8 @@ static const struct pmd_metric fault_metrics[] = {
 			   "hold their stamp): judged exactly", PMD_BETTER_NONE },
 	[M_RACE_EITHER] = { "race_either", PMD_METRIC_COUNT,
 			    "slots of raced pages whose store overlapped a race or preceded a "
-			    "MADV_FREE: zero or their stamp accepted (a zero is written back after)",
+			    "MADV_FREE: zero or their stamp accepted (a zero is written back "
+			    "after)",
 			    PMD_BETTER_NONE },
 	[M_FIRST_TOUCH] = { "first_touch", PMD_METRIC_LATENCY,
 			    "a worker's first store to a fresh chunk: the contested fault" },

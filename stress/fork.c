@@ -721,7 +721,8 @@ static void __attribute__((noreturn)) child_main(const struct fork_worker *fw, u
 		r->at_frozen = LIVE;
 		r->at_page = 0;
 		if (check)
-			pmd_fork_live_check(&fw->live, key, CHILD_SLOT, false, NULL, child_note_live, r);
+			pmd_fork_live_check(&fw->live, key, CHILD_SLOT, false, NULL,
+					    child_note_live, r);
 		pmd_fork_live_write(&fw->live, key, CHILD_SLOT);
 	}
 	r->pass = 2;
@@ -741,8 +742,8 @@ static void __attribute__((noreturn)) child_main(const struct fork_worker *fw, u
 	}
 	if (check && fw->live.c) {
 		r->at_frozen = LIVE;
-		pmd_fork_live_check(&fw->live, key, CHILD_SLOT, true, r->live_raced, child_note_live,
-				    r);
+		pmd_fork_live_check(&fw->live, key, CHILD_SLOT, true, r->live_raced,
+				    child_note_live, r);
 	}
 	_exit((int)r->code);
 }
@@ -1029,11 +1030,14 @@ static void child_text(const struct fork_worker *fw, const struct child_rec *rec
 		       const struct frozen *f, enum pmd_class cls, char *buf, size_t len)
 {
 	if (rec->code == CHILD_NOT_PREFIX && rec->frozen == LIVE) {
+		unsigned n = fw->live.nworkers ? fw->live.nworkers : 1;
+
 		snprintf(buf, len,
 			 "%s seen by the fork child: torn snapshot of a live round: it sees "
 			 "worker %u's store #%llu at chunk %u page %u slot %u but not its earlier "
-			 "store #%llu at page %u (%u earlier stores missing); expected %#llx, read %#llx",
-			 pmd_class_name(cls), rec->slot % (fw->live.nworkers ? fw->live.nworkers : 1),
+			 "store #%llu at page %u (%u earlier stores missing); expected %#llx, "
+			 "read %#llx",
+			 pmd_class_name(cls), rec->slot % n,
 			 (unsigned long long)rec->seq_seen, f->c->index, rec->page, rec->slot,
 			 (unsigned long long)rec->seq_missing, rec->other_page, rec->bad,
 			 (unsigned long long)rec->expected, (unsigned long long)rec->actual);
@@ -1055,8 +1059,8 @@ static void child_text(const struct fork_worker *fw, const struct child_rec *rec
 		 "read %#llx (%u bad slots in the page)",
 		 pmd_class_name(cls), f->c->index, rec->page, rec->slot,
 		 rec->frozen == LIVE ? " (a live round's)" : "",
-		 rec->frozen == LIVE && rec->code == CHILD_WRONG ? "a value the round does not write"
-								  : child_says(rec->code),
+		 rec->frozen == LIVE && rec->code == CHILD_WRONG ?
+			 "a value the round does not write" : child_says(rec->code),
 		 (unsigned long long)rec->expected, (unsigned long long)rec->actual, rec->bad);
 }
 

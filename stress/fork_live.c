@@ -16,7 +16,8 @@ bool pmd_fork_live_take(struct pmd_worker *w, struct pmd_fork_live *l, unsigned 
 		const struct pmd_round_log *log;
 		char *addr;
 
-		if (pmd_chunk_state(c) != PMD_CHUNK_ROUND || !__atomic_load_n(&c->log, __ATOMIC_ACQUIRE))
+		if (pmd_chunk_state(c) != PMD_CHUNK_ROUND ||
+		    !__atomic_load_n(&c->log, __ATOMIC_ACQUIRE))
 			continue;
 		if (!pmd_chunk_disturb_begin(c))
 			continue;

@@ -370,12 +370,14 @@ static struct pmd_chunk *live_chunk(struct pmd_worker *w, bool move)
 	for (i = 0; i < a->nchunks; i++) {
 		struct pmd_chunk *c = &a->chunks[(start + i) % a->nchunks];
 
-		if (pmd_chunk_state(c) != PMD_CHUNK_ROUND || !__atomic_load_n(&c->log, __ATOMIC_ACQUIRE))
+		if (pmd_chunk_state(c) != PMD_CHUNK_ROUND ||
+		    !__atomic_load_n(&c->log, __ATOMIC_ACQUIRE))
 			continue;
 		if (!pmd_chunk_disturb_begin(c))
 			continue;
 		/* inside the bracket the log is the round's for good: check it again */
-		if (__atomic_load_n(&c->log, __ATOMIC_ACQUIRE) && (!move || pmd_chunk_move_begin(c)))
+		if (__atomic_load_n(&c->log, __ATOMIC_ACQUIRE) &&
+		    (!move || pmd_chunk_move_begin(c)))
 			return c;
 		pmd_chunk_disturb_end(c);
 	}
@@ -468,7 +470,8 @@ static int live_mprotect(struct pmd_worker *w)
 		pmd_chunk_disturb_end(c);
 		return 0;
 	}
-	pmd_chunk_log(c, t, ro ? PMD_OP_MPROTECT : PMD_OP_MPROTECT_EXEC, w->id, lo | (hi - lo) << 9);
+	pmd_chunk_log(c, t, ro ? PMD_OP_MPROTECT : PMD_OP_MPROTECT_EXEC, w->id,
+		      lo | (hi - lo) << 9);
 	if (!rc && ro && w->si->cfg->verify) {
 		pmd_verify_live(w, c, addr, lo, hi, &pages);
 		pmd_count(w, M_LIVE_PAGES, pages);

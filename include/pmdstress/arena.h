@@ -322,7 +322,7 @@ static inline void pmd_round_clock_tick(struct pmd_round_clock *k)
  */
 bool pmd_round_store_time(const struct pmd_round_log *log, unsigned wk, unsigned pass,
 			  unsigned p, uint64_t *lo, uint64_t *hi);
-/* Worker @wk's store to page @p in pass @pass is behind it for good (false: to come, or unknown). */
+/* Worker @wk's store to page @p in pass @pass is behind it for good (false: to come, unknown). */
 bool pmd_round_store_done(const struct pmd_round_log *log, unsigned wk, unsigned pass, unsigned p);
 /* No worker of the round will store to page @p again (every last-pass store to it is done). */
 bool pmd_round_page_done(const struct pmd_round_log *log, unsigned p);

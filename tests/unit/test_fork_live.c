@@ -38,10 +38,10 @@ static unsigned page_of(const struct pmd_fork_live *l, unsigned wk, unsigned i)
 
 int main(void)
 {
-	static const unsigned steps[] = { 1, 511, 3, 77 };
-	static const unsigned seen[] = { 512, 0, 200, 37 }; /* each worker's prefix */
+	static const unsigned steps[] = {1, 511, 3, 77};
+	static const unsigned seen[] = {512, 0, 200, 37}; /* each worker's prefix */
 	const uint64_t key = pmd_stamp_mix(99);
-	uint64_t raced[PMD_MASK_WORDS] = { 0 };
+	uint64_t raced[PMD_MASK_WORDS] = {0};
 	struct pmd_fork_live *l = calloc(1, sizeof(*l));
 	char *chunk = aligned_alloc(PMD_PAGE_SIZE, PMD_CHUNK_SIZE);
 	unsigned wk, i, p;
@@ -73,7 +73,7 @@ int main(void)
 	pmd_store(pmd_page_slot(chunk, p, 2), 0);
 	CHECK(run(l, key, false, NULL) == 0, "the value check alone cannot tell");
 	CHECK(run(l, key, false, raced) == 1 && found[PMD_FORK_LIVE_TORN] == 1 &&
-		      last_page == page_of(l, 2, 199) && last_other == p,
+		  last_page == page_of(l, 2, 199) && last_other == p,
 	      "an earlier store missing behind a later one: torn (seen page %u, missing %u)",
 	      last_page, last_other);
 	/* ...unless a partner zeroed that page before the fork */
@@ -109,8 +109,9 @@ int main(void)
 	/* the child's own stamps: zero before it writes, its stamps after */
 	pmd_fork_live_write(l, key, OWN);
 	CHECK(run(l, key, true, raced) == 0, "its own stamps read back");
-	CHECK(run(l, key, false, NULL) == PMD_CHUNK_PAGES && found[PMD_FORK_LIVE_WRONG] ==
-		      PMD_CHUNK_PAGES, "before its write, its slot must be zero");
+	CHECK(run(l, key, false, NULL) == PMD_CHUNK_PAGES &&
+		  found[PMD_FORK_LIVE_WRONG] == PMD_CHUNK_PAGES,
+	      "before its write, its slot must be zero");
 	pmd_store(pmd_page_slot(chunk, 17, OWN), 0);
 	CHECK(run(l, key, true, raced) == 1 && found[PMD_FORK_LIVE_OWN] == 1 && last_page == 17,
 	      "its own write lost: own, at page %u", last_page);

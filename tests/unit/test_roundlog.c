@@ -27,17 +27,21 @@ static unsigned gcd(unsigned a, unsigned b)
 
 int main(void)
 {
-	static const unsigned wins[] = { 1, 2, 7, 300, 512 };
-	static const unsigned passes[] = { 1, 3 };
+	static const unsigned wins[] = {1, 2, 7, 300, 512};
+	static const unsigned passes[] = {1, 3};
 	uint32_t step[WORKERS], inv[WORKERS];
 	uint64_t mark[WORKERS * PMD_ROUND_MARKS], *when = malloc(sizeof(uint64_t) * 512 * 3);
 	unsigned wi, pi, wk;
 
 	for (wi = 0; wi < sizeof(wins) / sizeof(wins[0]); wi++) {
 		for (pi = 0; pi < sizeof(passes) / sizeof(passes[0]); pi++) {
-			struct pmd_round_log log = { .first = 500, .win = wins[wi], .nworkers = WORKERS,
-						     .passes = passes[pi], .step = step, .inv = inv,
-						     .mark = mark };
+			struct pmd_round_log log = {.first = 500,
+						    .win = wins[wi],
+						    .nworkers = WORKERS,
+						    .passes = passes[pi],
+						    .step = step,
+						    .inv = inv,
+						    .mark = mark};
 			unsigned stores = log.win * log.passes, bad_index = 0, bad_time = 0;
 			unsigned bad_done = 0, outside = 0;
 
@@ -45,7 +49,10 @@ int main(void)
 			memset(mark, 0, sizeof(mark));
 			for (wk = 0; wk < WORKERS; wk++) {
 				/* forward, backward, and a step prime to the window */
-				unsigned s = log.win < 2 ? 0 : wk == 0 ? 1 : wk == 1 ? log.win - 1 : 7;
+				unsigned s = log.win < 2 ? 0
+					     : wk == 0	 ? 1
+					     : wk == 1	 ? log.win - 1
+							 : 7;
 				struct pmd_round_clock k;
 				unsigned n = 0, pass, at = 0, p;
 
@@ -67,12 +74,15 @@ int main(void)
 					unsigned page = (log.first + at) % PMD_CHUNK_PAGES;
 					uint64_t lo, hi;
 
-					if (pmd_round_store_index(&log, wk, n / log.win, page) != (long)n)
+					if (pmd_round_store_index(&log, wk, n / log.win, page) !=
+					    (long)n)
 						bad_index++;
-					if (!pmd_round_store_time(&log, wk, n / log.win, page, &lo, &hi) ||
+					if (!pmd_round_store_time(&log, wk, n / log.win, page, &lo,
+								  &hi) ||
 					    lo > when[n] || hi < when[n])
 						bad_time++;
-					bad_done += !pmd_round_store_done(&log, wk, n / log.win, page);
+					bad_done +=
+					    !pmd_round_store_done(&log, wk, n / log.win, page);
 					at = (at + s) % log.win;
 				}
 			}
@@ -86,21 +96,28 @@ int main(void)
 				outside = 1;
 			}
 			CHECK(!bad_index && !bad_time && !bad_done && outside,
-			      "window %u, %u passes: every store's index (%u wrong), time (%u wrong), "
-			      "done (%u not), outside page", log.win, log.passes, bad_index, bad_time,
-			      bad_done);
+			      "window %u, %u passes: every store's index (%u wrong), time (%u "
+			      "wrong), "
+			      "done (%u not), outside page",
+			      log.win, log.passes, bad_index, bad_time, bad_done);
 		}
 	}
 
 	/* a worker that has not begun: nothing known, nothing done */
 	{
-		struct pmd_round_log log = { .first = 0, .win = 512, .nworkers = WORKERS, .passes = 1,
-					     .per = 32, .step = step, .inv = inv, .mark = mark };
+		struct pmd_round_log log = {.first = 0,
+					    .win = 512,
+					    .nworkers = WORKERS,
+					    .passes = 1,
+					    .per = 32,
+					    .step = step,
+					    .inv = inv,
+					    .mark = mark};
 		uint64_t lo, hi;
 
 		memset(mark, 0, sizeof(mark));
 		CHECK(!pmd_round_store_time(&log, 1, 0, 3, &lo, &hi) &&
-			      !pmd_round_store_done(&log, 1, 0, 3) && !pmd_round_page_done(&log, 3),
+			  !pmd_round_store_done(&log, 1, 0, 3) && !pmd_round_page_done(&log, 3),
 		      "a worker not started: its stores unknown and to come");
 	}
 	free(when);
