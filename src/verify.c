@@ -105,6 +105,7 @@ enum slot_rule {
 	RULE_STAMP,  /* stored after every race on the page (or none touched it) */
 	RULE_ZERO,   /* stored before a MADV_DONTNEED or unmap: the zap took it */
 	RULE_EITHER, /* stored before a MADV_FREE, or its time overlaps a race */
+	RULE_DROP,   /* (a finding) zero, though stored after a slot its clean page kept */
 };
 
 /* One page's look: counts and its first bad slot. */
@@ -129,27 +130,34 @@ static void note_bad(struct page_look *pl, unsigned s, uint64_t exp, uint64_t ac
 	}
 }
 
-/*
- * The rule for slot @s of raced page @p (a slot that must hold a stamp had
- * nobody raced it); *why gets the race that decided it. The store's time is
- * a block of the worker's stores between two marks: after a race means the
- * block began after the race's syscall returned, before means it ended
- * before the syscall began; anything else overlaps.
- */
-static enum slot_rule race_rule(const struct pmd_chunk *c, unsigned nr, unsigned p, unsigned s,
-				const struct pmd_race **why, bool *after_free)
+/* When slot @s's store to page @p ran, from the round's log: [*lo, *hi]; false if unknown. */
+static bool store_time(const struct pmd_chunk *c, unsigned p, unsigned s, uint64_t *lo,
+		       uint64_t *hi)
 {
 	const struct pmd_round_log *log = __atomic_load_n(&c->log, __ATOMIC_ACQUIRE);
+
+	*lo = *hi = 0;
+	return log && log->nworkers &&
+	       pmd_round_store_time(log, s % log->nworkers, s / log->nworkers, p, lo, hi);
+}
+
+/*
+ * The rule for a slot of raced page @p (a slot that must hold a stamp had
+ * nobody raced it) whose store ran in [lo, hi] if @known; *why gets the race
+ * that decided it. The store's time is a block of the worker's stores
+ * between two marks: after a race means the block began after the race's
+ * syscall returned, before means it ended before the syscall began;
+ * anything else overlaps.
+ */
+static enum slot_rule race_rule(const struct pmd_chunk *c, unsigned nr, unsigned p, bool known,
+				uint64_t lo, uint64_t hi, const struct pmd_race **why,
+				bool *after_free)
+{
 	enum slot_rule rule = RULE_STAMP;
-	uint64_t lo = 0, hi = 0;
-	bool known = false;
 	unsigned i;
 
 	*why = NULL;
 	*after_free = false;
-	if (log && log->nworkers)
-		known = pmd_round_store_time(log, s % log->nworkers, s / log->nworkers, p, &lo,
-					     &hi);
 	for (i = 0; i < nr; i++) {
 		const struct pmd_race *r = &c->race[i];
 
@@ -182,19 +190,29 @@ static void look_page(const struct pmd_arena *a, const struct pmd_chunk *c, cons
 		      struct pmd_verify_tally *t)
 {
 	uint32_t lpage = c->index * (uint32_t)PMD_CHUNK_PAGES + p;
-	unsigned s, i, first_zero = 0;
-	uint64_t first_zero_exp = 0;
-	bool raced = nr && pmd_mask_test(c->race_pages, p);
+	unsigned s, i, first_zero = 0, late_zero = 0;
+	uint64_t first_zero_exp = 0, late_exp = 0, zero_lo = 0, stamp_hi = UINT64_MAX;
+	bool raced = nr && pmd_mask_test(c->race_pages, p), zapped = false;
+	const struct pmd_race *freed_by = NULL;
 
-	for (i = 0; raced && i < nr; i++)
-		pl->freed |= c->race[i].kind == PMD_RACE_FREE && p >= c->race[i].lo &&
-			     p < c->race[i].hi;
+	for (i = 0; raced && i < nr; i++) {
+		const struct pmd_race *r = &c->race[i];
+
+		if (p < r->lo || p >= r->hi)
+			continue;
+		if (r->kind == PMD_RACE_FREE)
+			freed_by = r;
+		else
+			zapped = true;
+	}
+	pl->freed = freed_by;
 	for (s = 0; s < PMD_PAGE_SLOTS; s++) {
 		uint64_t act = pmd_load(pmd_page_slot((char *)addr, p, s));
 		uint64_t exp = expected_at(a, c, lpage, s, zero);
 		enum slot_rule rule = RULE_STAMP;
 		const struct pmd_race *why = NULL;
-		bool after_free = false;
+		bool after_free = false, known = false;
+		uint64_t lo = 0, hi = 0;
 
 		pl->nonzero += act != 0;
 		if (!exp) {
@@ -204,7 +222,8 @@ static void look_page(const struct pmd_arena *a, const struct pmd_chunk *c, cons
 		}
 		pl->stamps++;
 		if (raced) {
-			rule = race_rule(c, nr, p, s, &why, &after_free);
+			known = store_time(c, p, s, &lo, &hi);
+			rule = race_rule(c, nr, p, known, lo, hi, &why, &after_free);
 			pl->dirtied |= after_free;
 			t->timed += rule == RULE_ZERO || (rule == RULE_STAMP && why);
 			t->either += rule == RULE_EITHER;
@@ -213,6 +232,8 @@ static void look_page(const struct pmd_arena *a, const struct pmd_chunk *c, cons
 			/* stored before a zap of its page, yet still there: the zap missed it */
 			if (rule == RULE_ZERO)
 				note_bad(pl, s, 0, act, why, rule);
+			if (known && hi < stamp_hi)
+				stamp_hi = hi;
 			continue;
 		}
 		if (!act && (rule != RULE_STAMP || maybe)) {
@@ -220,10 +241,23 @@ static void look_page(const struct pmd_arena *a, const struct pmd_chunk *c, cons
 				first_zero = s;
 				first_zero_exp = exp;
 			}
+			if (known && lo >= zero_lo) {
+				zero_lo = lo;
+				late_zero = s;
+				late_exp = exp;
+			}
 			continue;
 		}
 		note_bad(pl, s, exp, act, why, rule);
 	}
+	/*
+	 * Only MADV_FREE on the page: the kernel drops a clean page whole, and
+	 * no store may have dirtied it since the MADV_FREE, so what a drop took
+	 * is every slot stored before it. A slot read zero whose store began
+	 * after another's that the page kept ended was not taken by a drop.
+	 */
+	if (freed_by && !zapped && zero_lo && stamp_hi < zero_lo)
+		note_bad(pl, late_zero, late_exp, 0, freed_by, RULE_DROP);
 	t->raced_pages += raced;
 	/* a clean page is dropped whole or kept whole: never a part of it */
 	if (maybe && !raced && pl->zeroed && pl->nonzero)
@@ -293,11 +327,13 @@ static void race_text(char *buf, size_t len, const struct page_look *pl)
 		[RULE_STAMP] = "stored after",
 		[RULE_ZERO] = "stored before",
 		[RULE_EITHER] = "in the page of",
+		[RULE_DROP] = "stored after a slot the page kept, in the page of",
 	};
 	static const char *const so[] = {
 		[RULE_STAMP] = " (a write after it must stay)",
 		[RULE_ZERO] = " (the zap must have taken it)",
 		[RULE_EITHER] = "",
+		[RULE_DROP] = " (a clean page is dropped whole)",
 	};
 	static const char *const names[] = { [PMD_RACE_DONTNEED] = "MADV_DONTNEED",
 					     [PMD_RACE_FREE] = "MADV_FREE",
@@ -377,7 +413,7 @@ static unsigned verify_pages(struct pmd_worker *w, struct pmd_chunk *c, char *ad
 unsigned pmd_verify_pages(struct pmd_worker *w, struct pmd_chunk *c, char *addr, unsigned lo,
 			  unsigned hi)
 {
-	struct pmd_verify_tally t;
+	struct pmd_verify_tally t = { 0 };
 
 	return verify_pages(w, c, addr, lo, hi, &t);
 }
@@ -385,7 +421,7 @@ unsigned pmd_verify_pages(struct pmd_worker *w, struct pmd_chunk *c, char *addr,
 unsigned pmd_verify_chunk(struct pmd_worker *w, struct pmd_chunk *c, char *addr,
 			  struct pmd_verify_tally *t)
 {
-	struct pmd_verify_tally none;
+	struct pmd_verify_tally none = { 0 };
 
 	return verify_pages(w, c, addr, 0, PMD_CHUNK_PAGES, t ? t : &none);
 }
@@ -397,13 +433,18 @@ bool pmd_verify_may_read_zero(const struct pmd_arena *a, const struct pmd_chunk 
 	const struct pmd_race *why;
 	bool after_free;
 
+	uint64_t lo, hi;
+	bool known;
+
 	if (nr > PMD_RACES)
 		nr = PMD_RACES;
 	if (!expected_at(a, c, c->index * (uint32_t)PMD_CHUNK_PAGES + page, slot,
 			 pmd_mask_test(c->zero_pages, page)))
 		return true;
-	return nr && pmd_mask_test(c->race_pages, page) &&
-	       race_rule(c, nr, page, slot, &why, &after_free) != RULE_STAMP;
+	if (!nr || !pmd_mask_test(c->race_pages, page))
+		return false;
+	known = store_time(c, page, slot, &lo, &hi);
+	return race_rule(c, nr, page, known, lo, hi, &why, &after_free) != RULE_STAMP;
 }
 
 unsigned pmd_verify_in_round(struct pmd_worker *w, struct pmd_chunk *c, char *addr, unsigned page)

@@ -233,6 +233,7 @@ struct child_result {
 	uint32_t at_frozen, at_page, pass; /* where it is: for a child that dies */
 	struct child_rec rec[RECORDS];
 	uint64_t live_raced[PMD_MASK_WORDS]; /* set by the parent: pages raced before its fork */
+	uint64_t noted[MAX_FROZEN + 1][PMD_MASK_WORDS]; /* pages found bad: once each */
 };
 
 /* A chunk held across one fork: what it held before, what the parent writes after. */
@@ -504,13 +505,21 @@ static bool writer_owns(const struct fork_worker *fw, unsigned p, unsigned s)
 
 /* ---- the child: a plain loop, then _exit ---------------------------------- */
 
-/* Count a bad page; describe it in full while there is room (the record, or NULL). */
+/*
+ * Count a bad page; describe it in full while there is room (the record, or
+ * NULL). A page is noted once: the second pass finds again what the first did.
+ */
 static struct child_rec *child_note(struct child_result *r, unsigned fi, unsigned p,
 				    unsigned slot, unsigned code, unsigned bad, uint64_t expected,
 				    uint64_t actual)
 {
 	struct child_rec *rec = NULL;
 
+	if (fi <= MAX_FROZEN && p < PMD_CHUNK_PAGES) {
+		if (r->noted[fi][p / 64] & 1ull << (p % 64))
+			return NULL;
+		r->noted[fi][p / 64] |= 1ull << (p % 64);
+	}
 	if (r->nrec < RECORDS) {
 		rec = &r->rec[r->nrec++];
 		rec->frozen = fi;
@@ -941,12 +950,44 @@ static void writer_clear(struct fork_worker *fw)
 }
 
 /* After the fork, while the child reads: a new generation into every frozen chunk. */
+/*
+ * After the fork, before the parent's writes: the parent's side must still
+ * hold what it froze (fork write-protected it; nothing of ours wrote it
+ * since). A page that differs is judged by the verifier, whose rules
+ * (a MADV_FREE'd page dropped whole) still hold: the generation is the old one.
+ */
+static void cow_check(struct pmd_worker *w, struct fork_worker *fw)
+{
+	const uint64_t key = w->si->arena->tag_key;
+	unsigned i, p, s;
+
+	for (i = 0; i < fw->nfrozen; i++) {
+		struct frozen *f = &fw->frozen[i];
+		char *addr = pmd_chunk_enter(f->c);
+
+		if (!addr)
+			continue; /* cow_write() says so */
+		for (p = 0; p < PMD_CHUNK_PAGES; p++) {
+			for (s = 0; s < f->newslots; s++)
+				if (pmd_load(pmd_page_slot(addr, p, s)) != pre_fork(f, key, p, s))
+					break;
+			if (s < f->newslots)
+				pmd_count(w, M_BAD_SLOTS, pmd_verify_pages(w, f->c, addr, p, p + 1));
+		}
+		pmd_chunk_exit(f->c);
+	}
+}
+
 static void cow_write(struct pmd_worker *w, struct fork_worker *fw)
 {
 	const uint64_t key = w->si->arena->tag_key;
-	uint64_t t = pmd_now_ns(), f0 = minflt();
+	uint64_t t, f0;
 	unsigned i, p, s;
 
+	if (w->si->cfg->verify)
+		cow_check(w, fw);
+	t = pmd_now_ns();
+	f0 = minflt();
 	for (i = 0; i < fw->nfrozen; i++) {
 		struct frozen *f = &fw->frozen[i];
 		struct pmd_chunk *c = f->c;
@@ -1081,6 +1122,9 @@ static void post_child(struct pmd_worker *w, struct fork_worker *fw)
 
 		f = rec_chunk(fw, rec->frozen, &tmp);
 		if (!f || rec->page >= PMD_CHUNK_PAGES || rec->slot >= PMD_PAGE_SLOTS)
+			continue;
+		/* what both sides of the fork saw in a frozen page the parent has reported */
+		if (rec->frozen != LIVE && pmd_mask_test(f->c->reported_pages, rec->page))
 			continue;
 		cls = child_class(f, key, rec);
 		memset(&ev, 0, sizeof(ev));

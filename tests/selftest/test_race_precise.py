@@ -38,16 +38,17 @@ INJECT = ["--inject", f"lost_write:{CHUNK}:{PAGE}:{SLOT}:2"]
 
 
 def round_ops(ev):
-    """The ops in the event's ring after the chunk's last round began, before the injection."""
-    ring = [(o["op"], o.get("arg", 0)) for o in ev["op_ring"]]
-    if not ring or ring[-1][0] != "inject":
+    """The ops in the event's ring of the round the injection closed: same generation (a race
+    happens only in the round that wrote that generation), after that round began."""
+    ring = ev["op_ring"]
+    if not ring or ring[-1]["op"] != "inject":
         return None
     ops = []
-    for op, arg in reversed(ring[:-1]):
-        if op == "round":
-            return list(reversed(ops))
-        ops.append((op, arg))
-    return None  # the round's start fell out of the ring: cannot tell
+    for o in reversed(ring[:-1]):
+        if o["op"] == "round" or o["gen"] != ring[-1]["gen"]:
+            break
+        ops.append((o["op"], o.get("arg", 0)))
+    return list(reversed(ops))
 
 
 def one_lost_write(r, what):
@@ -117,20 +118,31 @@ check(hit, f"--shared: a lost write in a page a racing MADV_DONTNEED covered is 
 
 
 # 4. Zero stamp words from outside during the default run: at least 90% reported.
-def arena_base(pid):
-    """The lowest arena mapping: rw, MAP_NORESERVE (nr), THP advice (hg/nh), not the pool (dc)."""
-    lo, cur = None, None
+def arena_base(pid, size):
+    """The arena's first address: the run of adjacent MAP_NORESERVE mappings (flag nr; not the
+    pool's, dc) as long as the arena and its spare slots, which placeholders keep whole, and
+    holding THP advice (hg or nh: the run's mode, madvise by default). A glibc malloc heap is
+    a MAP_NORESERVE run of 64 MiB too, but has no advice."""
+    vmas, cur = [], None
     with open(f"/proc/{pid}/smaps") as f:
         for line in f:
             parts = line.split()
             if line.startswith("VmFlags:"):
                 fl = parts[1:]
-                if (cur and cur[1].startswith("rw") and "nr" in fl and "dc" not in fl and
-                        "ac" not in fl and ("hg" in fl or "nh" in fl)):
-                    lo = cur[0] if lo is None else min(lo, cur[0])
+                if cur and "nr" in fl and "dc" not in fl:
+                    vmas.append((cur[0], cur[1], "hg" in fl or "nh" in fl))
             elif "-" in parts[0] and len(parts) >= 5:
-                cur = (int(parts[0].split("-")[0], 16), parts[1])
-    return lo
+                cur = tuple(int(x, 16) for x in parts[0].split("-"))
+    runs = []
+    for lo, hi, advised in sorted(vmas):
+        if runs and runs[-1][1] == lo:
+            runs[-1][1] = hi
+            runs[-1][2] |= advised
+        else:
+            runs.append([lo, hi, advised])
+    found = [lo for lo, hi, advised in runs
+             if advised and hi - lo in (size, size + 4 * (2 << 20)) and lo % (2 << 20) == 0]
+    return found[0] if len(found) == 1 else None
 
 
 def zero_words(seed, nwords=200, spread=5.0):
@@ -142,11 +154,13 @@ def zero_words(seed, nwords=200, spread=5.0):
                          stderr=subprocess.PIPE, text=True)
     base = None
     try:
-        time.sleep(0.3)
-        for _ in range(10):  # the lowest seen: chunk 0 may be away at a spare slot for a while
-            lo = arena_base(p.pid)
-            base = lo if base is None or (lo is not None and lo < base) else base
-            time.sleep(0.05)
+        for _ in range(50):
+            time.sleep(0.1)
+            base = arena_base(p.pid, 64 << 20)
+            if base is not None:
+                break
+        if base is None:
+            raise OSError("no mapping the arena's size in the run's smaps")
         mem = os.open(f"/proc/{p.pid}/mem", os.O_RDWR)
         pm = os.open(f"/proc/{p.pid}/pagemap", os.O_RDONLY)
     except OSError as e:
@@ -154,7 +168,7 @@ def zero_words(seed, nwords=200, spread=5.0):
         p.communicate()
         os.unlink(out)
         return None, f"cannot open the run's /proc/PID/mem or pagemap: {e}"
-    rng, used, zeroed = random.Random(seed), set(), 0
+    rng, used, zeroed, missed_landing = random.Random(seed), set(), 0, 0
     t0 = time.time()
     while zeroed < nwords and time.time() < t0 + spread + 2:
         c, pg = rng.randrange(32), rng.randrange(512)
@@ -169,10 +183,19 @@ def zero_words(seed, nwords=200, spread=5.0):
             written = [s for s, v in enumerate(slots) if v]
             if not written:
                 continue
-            os.pwrite(mem, bytes(8), addr + rng.choice(written) * 8)
-        except OSError:
+            slot = rng.choice(written)
+            os.pwrite(mem, bytes(8), addr + slot * 8)
+            after = struct.unpack("<64Q", os.pread(mem, 512, addr))
+        except (OSError, struct.error):
+            if p.poll() is not None:
+                break  # the run ended: said below
             continue  # moved away, or unmapped for a moment
         used.add((c, pg))
+        # landed in the page it was read from: the chunk was not reset or moved away meanwhile
+        # (its other stamps still there), else the zero hit fresh memory nobody had written
+        if after[slot] or any(v and after[s] != v for s, v in enumerate(slots) if s != slot):
+            missed_landing += 1
+            continue
         zeroed += 1
         due = t0 + spread * zeroed / nwords
         if due > time.time():
@@ -180,10 +203,14 @@ def zero_words(seed, nwords=200, spread=5.0):
     os.close(mem)
     os.close(pm)
     _, err = p.communicate()
+    # 3: a kernel log splat beside the corruption (another test on this machine may print one)
+    if p.returncode not in (0, 1, 3) or not os.path.getsize(out):
+        os.unlink(out)
+        return None, f"the run ended with {p.returncode} while its words were zeroed: {err[-1500:]}"
     with open(out) as f:
         doc = json.load(f)
     os.unlink(out)
-    return (zeroed, doc, p.returncode), err
+    return (zeroed, doc, p.returncode, missed_landing), err
 
 
 shares = []
@@ -192,13 +219,18 @@ for seed in (1, 2, 3):
     if res is None:
         check(False, f"zeroing words: {err}")
         break
-    zeroed, doc, rc = res
+    zeroed, doc, rc, astray = res
     by = doc["events"]["by_class"]
     lost = by.get("LOST_WRITE", 0)
     shares.append(round(100.0 * lost / max(zeroed, 1), 1))
-    check(zeroed >= 150 and rc == 1 and doc["events"]["total"] == lost and lost <= zeroed,
-          f"seed {seed}: {zeroed} words zeroed (one per page), {lost} LOST_WRITE pages reported, "
-          f"nothing else ({by}), exit {rc}")
+    # a fork child copying a live round sees a word zeroed before the fork as a hole in a
+    # worker's stores (a torn snapshot, COW_LEAK); the round's verifier reports it too
+    check(zeroed >= 150 and rc in (1, 3) and lost <= zeroed and
+          doc["events"]["total"] == lost + by.get("COW_LEAK", 0) and
+          all(not n for c, n in by.items() if c not in ("LOST_WRITE", "COW_LEAK")),
+          f"seed {seed}: {zeroed} words zeroed (one per page; {astray} more went astray: the "
+          f"chunk was reset or moved between the read and the write), {lost} LOST_WRITE pages "
+          f"reported, nothing else but a torn live snapshot ({by}), exit {rc}")
 print(f"# zeroed words reported: {shares} %")
 check(shares and min(shares) >= 90.0, f"at least 90% of the zeroed words reported in every run: {shares}")
 done()
