@@ -307,6 +307,8 @@ static void worker_run(struct pmd_worker *w, bool own_thread)
 	if (rc)
 		pmd_worker_error(w, rc, "binding worker %u to node %d's CPUs (--cpu-nodes)", w->id,
 				 run->numa.where[w->id].bound);
+	/* release: the race trace reads it before the workers go (src/race.c) */
+	__atomic_store_n(&w->tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	__atomic_store_n(&w->stats->state, PMD_WS_RUNNING, __ATOMIC_RELAXED);
 	while (!__atomic_load_n(&run->go, __ATOMIC_ACQUIRE))
 		futex_wait(&run->go, 0, 1000000000ull);
@@ -491,7 +493,7 @@ static void main_loop(struct pmd_run *run, const sigset_t *set, char *why, size_
 	const struct pmd_config *cfg = run->cfg;
 	uint64_t deadline = run->t0 + cfg->duration_ns, next = run->t0 + cfg->interval_ns;
 	int sfd = signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK), sfd_errno = errno;
-	uint64_t slow = pmd_monitor_tick(run, pmd_now_ns());
+	uint64_t slow = pmd_monitor_tick(run, pmd_now_ns()), tpoll;
 	struct pmd_progress prog;
 	static bool said;
 
@@ -519,6 +521,9 @@ static void main_loop(struct pmd_run *run, const sigset_t *set, char *why, size_
 		}
 		sig = wait_event(run, sfd, set, until > now ? until - now : 0);
 		slow = pmd_monitor_tick(run, pmd_now_ns()); /* a hang aborts the run */
+		tpoll = pmd_race_trace_poll(run);
+		if (tpoll < slow)
+			slow = tpoll;
 		if (__atomic_load_n(&run->aborting, __ATOMIC_ACQUIRE)) {
 			snprintf(why, whylen, "%s", run->abort_reason);
 			break;
@@ -1020,12 +1025,15 @@ static int run_round(struct pmd_run *run, const sigset_t *set, unsigned index)
 	if (cfg->single_thread) {
 		solo_round(run, why, sizeof(why));
 	} else {
+		pmd_race_trace_start(run);
 		release_workers(run);
 		pmd_monitor_start(run);
 		main_loop(run, set, why, sizeof(why));
 	}
 	snprintf(run->stop_reason, sizeof(run->stop_reason), "%s", why);
 	joined = join_workers(run, set);
+	if (joined)
+		pmd_race_trace_stop(run);
 	pmd_sigwatch_start(&run->sigwatch, run, set); /* verify, teardown, the report */
 	run->t_end = pmd_now_ns();
 	post_fatal_event(run);
@@ -1051,6 +1059,7 @@ static void run_free(struct pmd_run *run)
 	pmd_monitor_close(run);
 	pmd_numa_fini(&run->numa);
 	pmd_memcg_leave(&run->memcg);
+	pmd_race_trace_stop(run); /* a hung round's instance too */
 	pmd_fatal_watch(NULL);
 	free(run->mon.klog);
 	free(run->mon.hang_dump);

@@ -55,6 +55,7 @@ struct pmd_sinst {
 struct pmd_worker {
 	struct pmd_sinst *si;
 	unsigned id;	/* unique in the run */
+	int tid;	/* its thread's id (gettid), set before the start gate */
 	unsigned index; /* 0..si->nworkers-1 */
 	uint64_t rng[2];
 	struct pmd_wstats *stats;
@@ -197,6 +198,42 @@ unsigned pmd_verify_in_round(struct pmd_worker *w, struct pmd_chunk *c, char *ad
 /* How chunk @c is mapped now; *pfn gets the first page's PFN where readable. */
 enum pmd_thp_state pmd_thp_probe(struct pmd_run *run, const struct pmd_chunk *c, uint64_t *pfn);
 
+/*
+ * ---- race evidence (src/race.c) ------------------------------------------
+ * The fault storm posts one record per round on its contested chunk: who
+ * raced, each racer's first store (the only access of its round that can
+ * find the PMD none), and how the chunk ended. The engine counts collided
+ * rounds and seed-race rounds (a THP-path and a PTE-path fault on one
+ * pmd_none PMD) from the kernel's trace events where it can read them, and
+ * infers them from fault counts and the chunk's state where it cannot.
+ */
+enum pmd_race_role { PMD_ROLE_ANY = 0, PMD_ROLE_THP, PMD_ROLE_PTE };
+/* How a seed round made its racers' paths differ (stress/fault_seed.h). */
+enum { PMD_SEED_MECH_PRCTL = 1u << 0, PMD_SEED_MECH_MEMCG = 1u << 1 };
+#define PMD_RACE_MAX_RACERS 8
+
+struct pmd_racer_span {
+	int tid;
+	uint8_t role;	/* enum pmd_race_role */
+	uint8_t faults; /* minor faults its first store took (seed rounds; else 0xff) */
+	uint64_t lo, hi; /* its first store, pmd_now_ns() before and after; hi 0: none */
+};
+
+struct pmd_race_round {
+	uint64_t t_start, t_end; /* the round, pmd_now_ns() */
+	unsigned chunk;
+	uint8_t seed;	   /* a seed round (roles, a mechanism) */
+	uint8_t mech;	   /* the mechanism(s) a seed round used (stress/fault_seed.h) */
+	uint8_t end_state; /* enum pmd_thp_state after the stores, before verifying */
+	uint8_t disturbed; /* a partner changed the chunk's mapping during the round */
+	uint8_t collided;  /* two or more racers' first stores overlapped in time */
+	uint8_t nracers;
+	struct pmd_racer_span r[PMD_RACE_MAX_RACERS];
+};
+void pmd_race_post(struct pmd_worker *w, const struct pmd_race_round *rr);
+/* The mechanisms the storm can use here (bit mask) and why not the others. */
+void pmd_race_mechanisms(struct pmd_run *run, unsigned mech, const char *why);
+
 /* The hidden --inject option, parsed: which fault to cause where (tests only). */
 enum pmd_inject_kind {
 	PMD_INJECT_NONE = 0,
@@ -236,5 +273,30 @@ void pmd_gate_init(struct pmd_gate *g, unsigned n, unsigned spin);
  * is visible to every waiter when it returns. Returns true in that caller.
  */
 bool pmd_gate_pass(struct pmd_gate *g, void (*serial)(void *), void *arg);
+
+/*
+ * ---- the baton: groups of racers take turns (see src/gate.c) ------------
+ * One batch of @slots groups races at a time. A group that ends its turn
+ * (or leaves for good) calls pass() from its gate's serial step and keeps
+ * the value returned; its workers then wait() until that batch's word
+ * moves on (false: @stop said the run is over). A group of a batch other
+ * than 0 waits with seen = 0 before its first round.
+ */
+struct pmd_baton_batch {
+	uint32_t go;	  /* atomic; futex word: bumped when the batch's turn starts */
+	uint32_t members; /* atomic: groups of the batch still running */
+} __attribute__((aligned(64)));
+
+struct pmd_baton {
+	unsigned slots, nbatch;
+	uint32_t left; /* atomic: groups of the running batch still in their turn */
+	struct pmd_baton_batch *batches;
+};
+
+void pmd_baton_init(struct pmd_baton *b, unsigned ngroups, unsigned slots,
+		    struct pmd_baton_batch *batches);
+uint32_t pmd_baton_pass(struct pmd_baton *b, unsigned batch, bool leaving);
+bool pmd_baton_wait(struct pmd_baton *b, unsigned batch, uint32_t seen, bool (*stop)(void *),
+		    void *arg);
 
 #endif
