@@ -201,8 +201,68 @@ err:
 
 void pmd_memcg_rearm(struct pmd_run *run)
 {
-	if (run->memcg.on)
+	/* the seed race's memcg way sets its limit per seed round only */
+	if (run->memcg.on && !run->memcg.seed)
 		rearm(&run->memcg);
+}
+
+int pmd_memcg_seed_enter(struct pmd_run *run, char *why, size_t len)
+{
+	struct pmd_memcg *m = &run->memcg;
+	int e;
+
+	if (m->on) {
+		snprintf(why, len, "memcg: --memcg-headroom sets the run's limit already");
+		return -EEXIST;
+	}
+	if (geteuid()) {
+		snprintf(why, len, "memcg: not root (the run's own memory cgroup needs root)");
+		return -EPERM;
+	}
+	e = pmd_memcg_enter(m, 0, why, len);
+	if (e)
+		return e;
+	/* no limit until a seed round sets one */
+	if (pwrite(m->limit_fd, m->version == 2 ? "max" : "-1", m->version == 2 ? 3 : 2, 0) < 0) {
+		e = -errno;
+		snprintf(why, len, "memcg: cannot lift the limit of %s: %s", m->dir, strerror(-e));
+		pmd_memcg_leave(m);
+		return e;
+	}
+	pthread_mutex_init(&m->seed_lock, NULL);
+	m->seed = true;
+	return 0;
+}
+
+void pmd_memcg_seed_tight(struct pmd_run *run, uint64_t room)
+{
+	struct pmd_memcg *m = &run->memcg;
+
+	if (!m->seed)
+		return;
+	pthread_mutex_lock(&m->seed_lock);
+	/* groups racing at once share the cgroup: the first sets the limit */
+	if (!m->seed_users++) {
+		m->headroom = room;
+		rearm(m);
+		__atomic_add_fetch(&m->seed_tight, 1, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&m->seed_lock);
+}
+
+void pmd_memcg_seed_loose(struct pmd_run *run)
+{
+	struct pmd_memcg *m = &run->memcg;
+
+	if (!m->seed)
+		return;
+	pthread_mutex_lock(&m->seed_lock);
+	if (m->seed_users && !--m->seed_users &&
+	    pwrite(m->limit_fd, m->version == 2 ? "max" : "-1", m->version == 2 ? 3 : 2, 0) < 0) {
+		m->last_errno = errno;
+		__atomic_add_fetch(&m->rearm_errors, 1, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&m->seed_lock);
 }
 
 void pmd_memcg_leave(struct pmd_memcg *m)
@@ -225,6 +285,10 @@ void pmd_memcg_leave(struct pmd_memcg *m)
 				m->home);
 	}
 	m->on = false;
+	if (m->seed) {
+		pthread_mutex_destroy(&m->seed_lock);
+		m->seed = false;
+	}
 	/* a cgroup whose last task just left may be busy for a moment */
 	for (i = 0; rmdir(m->dir) && errno == EBUSY && i < 100; i++)
 		nanosleep(&(struct timespec){ .tv_nsec = 10000000 }, NULL);
@@ -237,9 +301,10 @@ json_t *pmd_memcg_json(const struct pmd_run *run)
 	json_t *o;
 	int64_t d = 0;
 
-	if (!run->cfg->memcg_headroom)
+	if (!run->cfg->memcg_headroom && !m->seed_tight)
 		return json_null();
 	o = json_object();
+	json_object_set_new(o, "seed_windows", json_integer((json_int_t)m->seed_tight));
 	json_object_set_new(o, "headroom", json_integer((json_int_t)m->headroom));
 	json_object_set_new(o, "version", json_integer(m->version));
 	json_object_set_new(o, "home", json_string(m->home));
@@ -259,14 +324,20 @@ void pmd_memcg_text(FILE *out, const struct pmd_run *run)
 	char head[32], max[32];
 	int64_t d = 0;
 
-	if (!run->cfg->memcg_headroom)
+	if (!run->cfg->memcg_headroom && !m->seed_tight)
 		return;
 	pmd_format_size(m->headroom, head, sizeof(head));
 	pmd_format_size(m->usage_max, max, sizeof(max));
-	fprintf(out, "memcg (v%d, from %s): limit = usage + %s, set %llu times (%llu failed), "
-		     "highest usage %s",
-		m->version, m->home, head, (unsigned long long)m->rearms,
-		(unsigned long long)m->rearm_errors, max);
+	if (m->seed_tight)
+		fprintf(out, "memcg (v%d, from %s): no limit but in %llu seed rounds' first stores "
+			     "(usage + %s; %llu failed), highest usage %s",
+			m->version, m->home, (unsigned long long)m->seed_tight, head,
+			(unsigned long long)m->rearm_errors, max);
+	else
+		fprintf(out, "memcg (v%d, from %s): limit = usage + %s, set %llu times (%llu "
+			     "failed), highest usage %s",
+			m->version, m->home, head, (unsigned long long)m->rearms,
+			(unsigned long long)m->rearm_errors, max);
 	if (pmd_vmstat_delta(&run->vm_before, &run->vm_after, "thp_fault_fallback_charge", &d))
 		fprintf(out, "; THP charges failed (thp_fault_fallback_charge): %lld",
 			(long long)d);

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <stdio.h>
 
 #define PMD_MEMCG_PATH 600
@@ -31,6 +32,11 @@ struct pmd_memcg {
 	uint64_t rearm_errors;	   /* atomic */
 	uint64_t usage_max;	   /* atomic: the highest usage seen at a re-arm */
 	int last_errno;
+	/* the seed race's memcg way: no limit but in a seed round's first stores */
+	bool seed;
+	pthread_mutex_t seed_lock;
+	unsigned seed_users;	/* seed rounds inside their tight window */
+	uint64_t seed_tight;	/* atomic: windows opened */
 };
 
 /*

@@ -32,9 +32,10 @@ static bool per_vma_lock_kernel(void)
 	return major > 6 || (major == 6 && minor >= 4);
 }
 
-unsigned pmd_seed_mechanisms(const struct pmd_sinst *si, char *why, size_t len)
+unsigned pmd_seed_mechanisms(struct pmd_sinst *si, char *why, size_t len)
 {
 	unsigned mech = 0;
+	size_t n;
 	int off = prctl(PR_GET_THP_DISABLE, 0, 0, 0, 0);
 
 	why[0] = '\0';
@@ -55,6 +56,14 @@ unsigned pmd_seed_mechanisms(const struct pmd_sinst *si, char *why, size_t len)
 	if (si->cfg->memcg_headroom >= PMD_CHUNK_SIZE &&
 	    si->cfg->memcg_headroom < 2 * PMD_CHUNK_SIZE)
 		mech |= PMD_SEED_MECH_MEMCG;
+	/* no prctl way here: a cgroup of the run's own whose limit seed rounds tighten */
+	if (!mech && !si->cfg->memcg_headroom) {
+		n = strlen(why);
+		if (!pmd_memcg_seed_enter(si->run, why + n + (n ? 2 : 0), len - n - (n ? 2 : 0)))
+			mech |= PMD_SEED_MECH_MEMCG | PMD_SEED_MEMCG_WINDOW;
+		else if (n)
+			memcpy(why + n, "; ", 2);
+	}
 	return mech;
 }
 
@@ -70,7 +79,10 @@ void fault_seed_plan(struct fault_seed *s, bool pick, unsigned mech, unsigned n,
 		     uint64_t (*rnd)(void *, uint64_t), void *arg)
 {
 	s->on = pick && mech && n >= 2;
-	s->mech = s->on ? mech : 0;
+	s->mech = s->on ? mech & ~PMD_SEED_MEMCG_WINDOW : 0;
+	s->memcg_window = s->on && (mech & PMD_SEED_MEMCG_WINDOW);
+	__atomic_store_n(&s->loosened, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->stored, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->flip, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->pte_done, 0, __ATOMIC_RELAXED);
 	if (!s->on)
@@ -146,6 +158,9 @@ void fault_seed_store(struct fault_seed *s, const struct pmd_worker *w, unsigned
 	pmd_store(p, v);
 	span[1] = pmd_now_ns();
 	*faults = (unsigned)(thread_minflt() - f0);
+	/* every racer has charged (one huge page) or failed to: the limit's work is done */
+	if (s->memcg_window && __atomic_add_fetch(&s->stored, 1, __ATOMIC_ACQ_REL) == n)
+		fault_seed_loosen(s, w->si->run);
 	if (role != PMD_ROLE_PTE)
 		return;
 	__atomic_add_fetch(&s->pte_done, 1, __ATOMIC_RELEASE);
@@ -154,6 +169,12 @@ void fault_seed_store(struct fault_seed *s, const struct pmd_worker *w, unsigned
 	wait_word(w, &s->pte_done, s->npte);
 	thp_off(s->off, false);
 	__atomic_store_n(&s->flip, 2, __ATOMIC_RELEASE);
+}
+
+void fault_seed_loosen(struct fault_seed *s, struct pmd_run *run)
+{
+	if (s->memcg_window && !__atomic_exchange_n(&s->loosened, 1, __ATOMIC_ACQ_REL))
+		pmd_memcg_seed_loose(run);
 }
 
 void fault_seed_learn(struct fault_seed *s, const struct pmd_race_round *rr)

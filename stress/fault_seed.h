@@ -32,6 +32,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* with PMD_SEED_MECH_MEMCG: the window is ours to open and close (not --memcg-headroom's) */
+#define PMD_SEED_MEMCG_WINDOW (1u << 7)
+
 /* PR_SET_THP_DISABLE is process-wide: groups racing at once share it. */
 struct fault_thp_off {
 	pthread_mutex_t lock;
@@ -49,6 +52,9 @@ struct fault_seed {
 	uint64_t window_ns;	/* learned: a THP-role first store (EWMA) */
 	uint32_t flip;		/* atomic: 0 not yet, 1 THP disabled, 2 enabled again */
 	uint32_t pte_done;	/* atomic: PTE-role racers past their first store */
+	bool memcg_window;	/* the memcg way by pmd_memcg_seed_tight(), not --memcg-headroom */
+	uint32_t loosened;	/* atomic: the round's memcg window is closed */
+	uint32_t stored;	/* atomic: racers past their first store (memcg window) */
 	struct fault_thp_off *off;
 };
 
@@ -56,7 +62,7 @@ struct fault_seed {
  * Which mechanisms this kernel and process allow (PMD_SEED_MECH_*), and a line
  * saying why the others are not used, for the report.
  */
-unsigned pmd_seed_mechanisms(const struct pmd_sinst *si, char *why, size_t len);
+unsigned pmd_seed_mechanisms(struct pmd_sinst *si, char *why, size_t len);
 /* The mechanisms' names ("prctl", "memcg"), comma-separated, into @buf. */
 const char *pmd_seed_mech_names(unsigned mech, char *buf, size_t len);
 
@@ -72,6 +78,10 @@ unsigned fault_seed_role(const struct fault_seed *s, unsigned slot, unsigned n);
  */
 void fault_seed_store(struct fault_seed *s, const struct pmd_worker *w, unsigned slot,
 		      unsigned n, uint64_t *p, uint64_t v, uint64_t span[2], unsigned *faults);
+/* Room a seed round's memcg window leaves: one huge page and small change, not two. */
+#define PMD_SEED_MEMCG_ROOM (3ul << 20)
+/* Close the round's memcg window if nobody did (a racer that never stored). */
+void fault_seed_loosen(struct fault_seed *s, struct pmd_run *run);
 /* Serial step, after the round: learn the window from the THP-role stores. */
 void fault_seed_learn(struct fault_seed *s, const struct pmd_race_round *rr);
 

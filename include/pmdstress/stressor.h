@@ -181,6 +181,19 @@ int pmd_restore_write(const char *path, const char *value);
 void pmd_memcg_rearm(struct pmd_run *run);
 
 /*
+ * The seed race's memcg way (stress/fault_seed.h), as root, for kernels
+ * whose faults hold mmap_lock: the run in a memory cgroup of its own with no
+ * limit, which a seed round tightens to its usage plus @room just before its
+ * racers' first stores (room for one huge page, not two: the second racer's
+ * charge fails and its fault falls back to the PTE path) and loosens again
+ * as soon as one of them is done. enter() returns 0 or -errno, @why saying
+ * why not; tight() and loose() pair up and never fail the caller.
+ */
+int pmd_memcg_seed_enter(struct pmd_run *run, char *why, size_t len);
+void pmd_memcg_seed_tight(struct pmd_run *run, uint64_t room);
+void pmd_memcg_seed_loose(struct pmd_run *run);
+
+/*
  * Verify pages [lo, hi) of chunk @c, entered at @addr, against its recorded
  * expectations; posts an event per bad page. @c must be owned by the caller
  * (or its group). Returns the number of bad slots.
