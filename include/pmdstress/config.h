@@ -73,6 +73,7 @@ struct pmd_config {
 	unsigned numa_balancing;	 /* enum pmd_numa_balancing: keep, on, off */
 	uint64_t memcg_headroom;	 /* bytes above usage the run's memcg allows; 0: off */
 	unsigned race_trace;		 /* enum pmd_race_trace: auto, off */
+	uint64_t partner_cpu;		 /* percent of the CPUs the partners may use together */
 
 	/* derived */
 	char scenario[PMD_OPT_STRLEN]; /* builtin scenario name or file path */
