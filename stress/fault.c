@@ -280,6 +280,9 @@ static void inject(struct pmd_worker *w, struct pmd_chunk *c, char *addr, bool a
 	if (inj->class == PMD_CLASS_LOST_WRITE &&
 	    (__atomic_load_n(&c->flags, __ATOMIC_ACQUIRE) & PMD_CF_DISTURBED))
 		return;
+	/* nor in a page this round did not write (a seed round's window is small): wait */
+	if (inj->class != PMD_CLASS_NONZERO_AFTER_ZAP && pmd_mask_test(c->zero_pages, inj->page))
+		return;
 	if (inj->class == PMD_CLASS_NONZERO_AFTER_ZAP && slot < c->nslots)
 		slot = c->nslots < PMD_PAGE_SLOTS ? c->nslots : PMD_PAGE_SLOTS - 1;
 	if (inj->class < PMD_CLASS_LOST_WRITE || inj->class > PMD_CLASS_COW_LEAK)
@@ -442,6 +445,7 @@ static void finish_round(struct fault_group *g, struct pmd_worker *w)
 	bool hit = first_touches_overlap(g);
 	unsigned i;
 
+	fault_seed_loosen(&g->seed, w->si->run);
 	pmd_count(w, M_ROUNDS, 1);
 	if (hit)
 		pmd_count(w, M_COLLISIONS, 1);
@@ -595,6 +599,9 @@ static void start_round(struct fault_group *g, struct pmd_worker *w, const struc
 	g->round++;
 	/* the round's chunks are empty again: what it may charge is the headroom */
 	pmd_memcg_rearm(w->si->run);
+	/* the memcg way: room for one huge page until a racer's first store is done */
+	if (g->seed.memcg_window)
+		pmd_memcg_seed_tight(w->si->run, PMD_SEED_MEMCG_ROOM);
 }
 
 static void round_serial(void *arg)
@@ -920,6 +927,7 @@ static int fault_setup(struct pmd_sinst *si)
 	const struct fault_opts *o = si->opts;
 	struct fault_priv *fp = calloc(1, sizeof(*fp));
 	const unsigned reader_pages = o->readers && si->arena->reads_allocate;
+	const struct pmd_inject *inj;
 	unsigned i, ngroups, group, slots;
 	char why[160];
 	int first = -1;
@@ -983,6 +991,17 @@ static int fault_setup(struct pmd_sinst *si)
 			 (unsigned long long)si->cfg->memcg_headroom, ngroups,
 			 (unsigned long long)(o->chunks ? o->chunks : si->arena->nchunks / ngroups),
 			 (unsigned long long)o->pages, 1 + reader_pages, MEMCG_SLACK >> 10);
+		return -EINVAL;
+	}
+	/* a corruption of a written slot needs a group with a worker writing it */
+	inj = pmd_inject_get(si->run);
+	if (inj->kind == PMD_INJECT_CORRUPT && inj->class != PMD_CLASS_NONZERO_AFTER_ZAP &&
+	    inj->slot >= ((si->nworkers + ngroups - 1) / ngroups) * o->passes) {
+		free(fp);
+		snprintf(si->why, sizeof(si->why),
+			 "--inject slot %u: groups of up to %u workers write slots 0-%llu; "
+			 "raise --fault-group", inj->slot, (si->nworkers + ngroups - 1) / ngroups,
+			 (unsigned long long)(((si->nworkers + ngroups - 1) / ngroups) * o->passes - 1));
 		return -EINVAL;
 	}
 	if (!fp)
