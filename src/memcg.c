@@ -206,6 +206,44 @@ void pmd_memcg_rearm(struct pmd_run *run)
 		rearm(&run->memcg);
 }
 
+/*
+ * While a seed round's window is open, little is left below the limit;
+ * anything else the run charges then would have the memcg OOM killer take
+ * pmdstress itself (it did, with the window open for a huge page's whole
+ * clearing). With oom_score_adj -1000 the killer finds no victim in the
+ * cgroup and the charge fails instead (a page fault is retried), for the
+ * microseconds until the window closes. Put back at leave().
+ */
+static void oom_shield(struct pmd_memcg *m)
+{
+	int fd = open("/proc/self/oom_score_adj", O_RDWR | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return;
+	n = read(fd, m->oom_adj, sizeof(m->oom_adj) - 1);
+	if (n > 0 && pwrite(fd, "-1000", 5, 0) == 5)
+		m->oom_adj[n] = '\0';
+	else
+		m->oom_adj[0] = '\0';
+	close(fd);
+}
+
+static void oom_unshield(struct pmd_memcg *m)
+{
+	int fd;
+
+	if (!m->oom_adj[0])
+		return;
+	fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (write(fd, m->oom_adj, strlen(m->oom_adj)) < 0)
+			m->last_errno = errno;
+		close(fd);
+	}
+	m->oom_adj[0] = '\0';
+}
+
 int pmd_memcg_seed_enter(struct pmd_run *run, char *why, size_t len)
 {
 	struct pmd_memcg *m = &run->memcg;
@@ -231,6 +269,7 @@ int pmd_memcg_seed_enter(struct pmd_run *run, char *why, size_t len)
 	}
 	pthread_mutex_init(&m->seed_lock, NULL);
 	m->seed = true;
+	oom_shield(m);
 	return 0;
 }
 
@@ -287,6 +326,7 @@ void pmd_memcg_leave(struct pmd_memcg *m)
 	m->on = false;
 	if (m->seed) {
 		pthread_mutex_destroy(&m->seed_lock);
+		oom_unshield(m);
 		m->seed = false;
 	}
 	/* a cgroup whose last task just left may be busy for a moment */

@@ -37,6 +37,7 @@ struct pmd_memcg {
 	pthread_mutex_t seed_lock;
 	unsigned seed_users;	/* seed rounds inside their tight window */
 	uint64_t seed_tight;	/* atomic: windows opened */
+	char oom_adj[16];	/* oom_score_adj before the seed way set it, "" if untouched */
 };
 
 /*

@@ -45,9 +45,13 @@
 /*
  * A seed round's racers store into pages of their own. A THP-path fault
  * that finds the PMD taken when its 2 MiB is cleared returns without
- * mapping anything, and the store faults again: two faults. If the chunk
- * is PTE-mapped after the stores, what took the PMD was a page table: the
- * THP path lost to the PTE path. A PTE-role racer (THP disabled for it)
+ * mapping anything, and the store faults again: two faults, unless another
+ * racer's sweep mapped its page meanwhile (on a slow machine the others
+ * sweep their whole window while it clears); then its one fault took as
+ * long as clearing a huge page takes here (half the learned time at
+ * least), which a PTE-path fault does not. If the chunk is PTE-mapped
+ * after the stores, what took the PMD was a page table: the THP path lost
+ * to the PTE path. A PTE-role racer (THP disabled for it)
  * whose store faulted while the chunk ends PMD-mapped decided on the PTE
  * path and lost the PMD to a huge one (a store after the huge PMD landed
  * does not fault). Rounds a partner changed are left out. What it cannot
@@ -67,9 +71,13 @@ enum pmd_race_inference pmd_race_infer(const struct pmd_race_round *rr)
 
 		if (!r->hi || r->faults == 0xff)
 			continue;
-		if (rr->end_state == PMD_THPS_PTE && r->faults >= 2 && r->role != PMD_ROLE_PTE)
+		if (rr->end_state == PMD_THPS_PTE && r->role != PMD_ROLE_PTE &&
+		    (r->faults >= 2 ||
+		     (r->faults == 1 && rr->clear_ns && r->hi - r->lo >= rr->clear_ns / 2)))
 			return PMD_INFER_THP_LOST;
-		if (rr->end_state == PMD_THPS_THP && r->role == PMD_ROLE_PTE && r->faults >= 1)
+		/* THP disabled for it (prctl): its fault decided on the PTE path */
+		if (rr->end_state == PMD_THPS_THP && r->role == PMD_ROLE_PTE && r->faults >= 1 &&
+		    (rr->mech & PMD_SEED_MECH_PRCTL))
 			return PMD_INFER_PTE_LOST;
 	}
 	return PMD_INFER_NONE;
@@ -118,6 +126,15 @@ bool pmd_race_parse_line(const char *line, struct pmd_race_ev *ev)
 	if (!*q)
 		return false;
 	ev->ts = (uint64_t)sec * 1000000000ull + (uint64_t)usec * 1000ull;
+	/* kprobe events of ours (pmd_thp_path, pmd_pte_path: see trace_start) */
+	if (strstr(q, " pmd_thp_path: ")) {
+		ev->kind = PMD_EV_KP_THP;
+		return true;
+	}
+	if (strstr(q, " pmd_pte_path: ")) {
+		ev->kind = PMD_EV_KP_PTE;
+		return true;
+	}
 	if (strstr(q, " mm_page_alloc: "))
 		alloc = true;
 	else if (strstr(q, " mm_page_free: "))
@@ -175,6 +192,24 @@ unsigned pmd_race_classify(const struct pmd_race_ev *ev, size_t n, int tid, uint
 	return paths;
 }
 
+unsigned pmd_race_classify_kprobe(const struct pmd_race_ev *ev, size_t n, int tid, uint64_t lo,
+				  uint64_t hi)
+{
+	unsigned paths = 0;
+	size_t i;
+
+	lo = lo > TS_SLACK_NS ? lo - TS_SLACK_NS : 0;
+	for (i = 0; i < n; i++) {
+		if (ev[i].tid != tid || ev[i].ts < lo || ev[i].ts > hi)
+			continue;
+		if (ev[i].kind == PMD_EV_KP_THP)
+			paths |= PMD_PATH_THP;
+		else if (ev[i].kind == PMD_EV_KP_PTE)
+			paths |= PMD_PATH_PTE;
+	}
+	return paths;
+}
+
 bool pmd_race_seed_of(const unsigned *paths, unsigned n)
 {
 	unsigned i, j;
@@ -190,6 +225,7 @@ bool pmd_race_seed_of(const unsigned *paths, unsigned n)
 
 struct race_tracer {
 	char dir[128];		 /* the run's instance */
+	char kprobes[64];	 /* the group of our kprobe events, "" if none */
 	int pipe_fd;
 	bool mounted;		 /* tracefs was mounted by us */
 	uint64_t started;	 /* pmd_now_ns() once events flow */
@@ -301,6 +337,45 @@ static bool tracefs_root(struct race_tracer *tr, char *why, size_t len)
 	return false;
 }
 
+/* Append to the system's kprobe_events (a write there replaces it unless O_APPEND). */
+static int kprobe_events(const char *text)
+{
+	int fd = open(TRACEFS "/kprobe_events", O_WRONLY | O_APPEND | O_CLOEXEC), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+		err = errno ? -errno : -EIO;
+	close(fd);
+	return err;
+}
+
+/*
+ * Where the kernel has kprobe events: one on each path's function, in a
+ * group of the run's own, enabled in its instance beside the page events.
+ * They say directly which path a racer entered, and so check what the page
+ * events are read to mean; nothing depends on them.
+ */
+static void kprobes_start(struct race_tracer *tr)
+{
+	char text[256], path[200];
+
+	snprintf(tr->kprobes, sizeof(tr->kprobes), "pmdstress_%d", (int)getpid());
+	snprintf(text, sizeof(text), "p:%s/pmd_thp_path do_huge_pmd_anonymous_page\n"
+		 "p:%s/pmd_pte_path __pte_alloc\n", tr->kprobes, tr->kprobes);
+	if (kprobe_events(text)) {
+		tr->kprobes[0] = '\0';
+		return;
+	}
+	snprintf(path, sizeof(path), "events/%s/enable", tr->kprobes);
+	if (put(tr, path, "1")) {
+		snprintf(text, sizeof(text), "-:%s/pmd_thp_path\n-:%s/pmd_pte_path\n", tr->kprobes,
+			 tr->kprobes);
+		kprobe_events(text);
+		tr->kprobes[0] = '\0';
+	}
+}
+
 static void tracer_free(struct race_tracer *tr)
 {
 	if (tr->pipe_fd >= 0)
@@ -308,6 +383,13 @@ static void tracer_free(struct race_tracer *tr)
 	if (tr->dir[0]) {
 		put(tr, "tracing_on", "0");
 		rmdir(tr->dir);
+	}
+	if (tr->kprobes[0]) {
+		char text[160];
+
+		snprintf(text, sizeof(text), "-:%s/pmd_thp_path\n-:%s/pmd_pte_path\n", tr->kprobes,
+			 tr->kprobes);
+		kprobe_events(text);
 	}
 	if (tr->mounted)
 		umount2(TRACEFS, MNT_DETACH);
@@ -361,6 +443,21 @@ void pmd_race_trace_start(struct pmd_run *run)
 		return;
 	tr->pipe_fd = -1;
 	pthread_mutex_init(&tr->lock, NULL);
+	/*
+	 * Room for a few seconds of rounds and events, touched now: the main
+	 * thread's later growth would be charged inside a seed round's memcg
+	 * window (stress/fault_seed.h), where little is left.
+	 */
+	tr->caprec = 8192;
+	tr->capev = 65536;
+	tr->rec = calloc(tr->caprec, sizeof(*tr->rec));
+	tr->ev = calloc(tr->capev, sizeof(*tr->ev));
+	if (!tr->rec || !tr->ev) {
+		snprintf(r->trace_why, sizeof(r->trace_why), "no memory for the trace's records");
+		goto fail;
+	}
+	memset(tr->rec, 0xff, tr->caprec * sizeof(*tr->rec));
+	memset(tr->ev, 0xff, tr->capev * sizeof(*tr->ev));
 	if (!tracefs_root(tr, r->trace_why, sizeof(r->trace_why)))
 		goto fail;
 	if (!file_has(TRACEFS "/events/kmem/mm_page_alloc/format", "order")) {
@@ -391,9 +488,16 @@ void pmd_race_trace_start(struct pmd_run *run)
 	    (err = put(tr, "events/kmem/mm_page_free/filter", "order == 9")) ||
 	    (err = put(tr, "set_event_pid", pids)) ||
 	    (err = put(tr, "events/kmem/mm_page_alloc/enable", "1")) ||
-	    (err = put(tr, "events/kmem/mm_page_free/enable", "1")) ||
-	    (err = put(tr, "tracing_on", "1"))) {
+	    (err = put(tr, "events/kmem/mm_page_free/enable", "1"))) {
 		snprintf(r->trace_why, sizeof(r->trace_why), "setting up the tracefs instance: %s",
+			 strerror(-err));
+		goto fail;
+	}
+	if (!access(TRACEFS "/kprobe_events", W_OK))
+		kprobes_start(tr);
+	r->kprobes = tr->kprobes[0] != '\0';
+	if ((err = put(tr, "tracing_on", "1"))) {
+		snprintf(r->trace_why, sizeof(r->trace_why), "starting the trace: %s",
 			 strerror(-err));
 		goto fail;
 	}
@@ -513,6 +617,20 @@ static void judge(struct pmd_race *r, struct race_tracer *tr, const struct pmd_r
 			r->traced_mixed_racer++;
 	}
 	seed = pmd_race_seed_of(paths, i);
+	if (r->kprobes) {
+		unsigned kp[PMD_RACE_MAX_RACERS], j;
+		bool kseed;
+
+		for (j = 0; j < i; j++)
+			kp[j] = rr->r[j].hi ? pmd_race_classify_kprobe(tr->ev, tr->nev, rr->r[j].tid,
+									rr->r[j].lo, rr->r[j].hi)
+					    : 0;
+		kseed = pmd_race_seed_of(kp, i);
+		r->kp_seed += kseed;
+		r->kp_agree += kseed && seed;
+		r->kp_only += kseed && !seed;
+		r->ev_only += seed && !kseed;
+	}
 	r->traced_rounds++;
 	if (seed)
 		r->traced_seed++;
@@ -652,6 +770,18 @@ struct json_t *pmd_race_json(const struct pmd_run *run, double secs)
 		json_object_set_new(t, "agree", json_integer((json_int_t)r->agree));
 		json_object_set_new(t, "inferred_only", json_integer((json_int_t)r->inferred_only));
 		json_object_set_new(t, "traced_only", json_integer((json_int_t)r->traced_only));
+		if (r->kprobes) {
+			json_t *k = json_object();
+
+			json_object_set_new(k, "method",
+					    json_string("kprobe events on do_huge_pmd_anonymous_page "
+							"and __pte_alloc of the racers' threads"));
+			json_object_set_new(k, "seed_race", json_integer((json_int_t)r->kp_seed));
+			json_object_set_new(k, "agree", json_integer((json_int_t)r->kp_agree));
+			json_object_set_new(k, "kprobe_only", json_integer((json_int_t)r->kp_only));
+			json_object_set_new(k, "events_only", json_integer((json_int_t)r->ev_only));
+			json_object_set_new(t, "kprobes", k);
+		}
 		json_object_set_new(ev, "traced", t);
 	} else {
 		json_object_set_new(ev, "trace_off", json_string(r->trace_why));

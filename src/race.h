@@ -30,7 +30,14 @@ enum pmd_race_inference {
 enum { PMD_PATH_THP = 1u << 0, PMD_PATH_PTE = 1u << 1 };
 
 /* One trace event of a racer's thread that tells a path. */
-enum pmd_race_ev_kind { PMD_EV_HUGE_ALLOC = 1, PMD_EV_HUGE_FREE, PMD_EV_PGTABLE };
+enum pmd_race_ev_kind {
+	PMD_EV_HUGE_ALLOC = 1,
+	PMD_EV_HUGE_FREE,
+	PMD_EV_PGTABLE,
+	/* kprobe events where the kernel has them: the paths' entry points themselves */
+	PMD_EV_KP_THP, /* do_huge_pmd_anonymous_page() */
+	PMD_EV_KP_PTE, /* __pte_alloc() */
+};
 struct pmd_race_ev {
 	uint64_t ts; /* CLOCK_MONOTONIC ns (trace_clock mono, microsecond text) */
 	int tid;
@@ -45,6 +52,9 @@ struct pmd_race {
 	uint64_t traced_rounds, traced_seed, traced_thp_only, traced_pte_only, traced_mixed_racer;
 	uint64_t agree, inferred_only, traced_only; /* inference against the trace, per round */
 	uint64_t trace_lost;			    /* rounds left out: the trace lost events */
+	/* kprobes on the paths' functions, where the kernel has them: the check of the above */
+	bool kprobes;
+	uint64_t kp_seed, kp_agree, kp_only, ev_only;
 	unsigned mech;				    /* mechanisms the storm could use */
 	bool mech_set;
 	char mech_why[160];
@@ -60,6 +70,9 @@ bool pmd_race_parse_line(const char *line, struct pmd_race_ev *ev);
 /* The paths @tid's first store in [lo, hi] took, from events sorted by time. */
 unsigned pmd_race_classify(const struct pmd_race_ev *ev, size_t n, int tid, uint64_t lo,
 			   uint64_t hi);
+/* The same from kprobe events on the two paths' functions (PMD_EV_KP_*). */
+unsigned pmd_race_classify_kprobe(const struct pmd_race_ev *ev, size_t n, int tid, uint64_t lo,
+				  uint64_t hi);
 /* A round's paths: true if one racer took the THP path and another the PTE path. */
 bool pmd_race_seed_of(const unsigned *paths, unsigned n);
 

@@ -82,7 +82,6 @@ void fault_seed_plan(struct fault_seed *s, bool pick, unsigned mech, unsigned n,
 	s->mech = s->on ? mech & ~PMD_SEED_MEMCG_WINDOW : 0;
 	s->memcg_window = s->on && (mech & PMD_SEED_MEMCG_WINDOW);
 	__atomic_store_n(&s->loosened, 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->stored, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->flip, 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&s->pte_done, 0, __ATOMIC_RELAXED);
 	if (!s->on)
@@ -92,12 +91,21 @@ void fault_seed_plan(struct fault_seed *s, bool pick, unsigned mech, unsigned n,
 	/* half the racers, at least one, take the PTE role; which half rotates */
 	s->npte = n / 2;
 	s->pte_first = (unsigned)rnd(arg, n);
-	s->delay_ns = rnd(arg, s->window_ns / 2);
+	/*
+	 * prctl: anywhere in the first half of the THP racer's clearing. memcg:
+	 * just after the THP racer's charge, early, since the PTE-role racer's
+	 * own charge fails only after memcg reclaim gave up, and its fallback
+	 * must still find the PMD empty.
+	 */
+	if (s->mech & PMD_SEED_MECH_PRCTL)
+		s->delay_ns = rnd(arg, s->window_ns / 2);
+	else
+		s->delay_ns = WINDOW_MIN_NS + rnd(arg, s->window_ns / 16);
 }
 
 unsigned fault_seed_role(const struct fault_seed *s, unsigned slot, unsigned n)
 {
-	if (!s->on || !(s->mech & PMD_SEED_MECH_PRCTL))
+	if (!s->on)
 		return PMD_ROLE_ANY;
 	return (slot + n - s->pte_first) % n < s->npte ? PMD_ROLE_PTE : PMD_ROLE_THP;
 }
@@ -148,7 +156,8 @@ void fault_seed_store(struct fault_seed *s, const struct pmd_worker *w, unsigned
 
 	if (flipper) {
 		spin_until(w, pmd_now_ns() + s->delay_ns);
-		thp_off(s->off, true);
+		if (s->mech & PMD_SEED_MECH_PRCTL)
+			thp_off(s->off, true);
 		__atomic_store_n(&s->flip, 1, __ATOMIC_RELEASE);
 	} else if (role == PMD_ROLE_PTE) {
 		wait_word(w, &s->flip, 1);
@@ -158,16 +167,24 @@ void fault_seed_store(struct fault_seed *s, const struct pmd_worker *w, unsigned
 	pmd_store(p, v);
 	span[1] = pmd_now_ns();
 	*faults = (unsigned)(thread_minflt() - f0);
-	/* every racer has charged (one huge page) or failed to: the limit's work is done */
-	if (s->memcg_window && __atomic_add_fetch(&s->stored, 1, __ATOMIC_ACQ_REL) == n)
-		fault_seed_loosen(s, w->si->run);
 	if (role != PMD_ROLE_PTE)
 		return;
+	/*
+	 * The memcg way: the THP-role racers charged their huge page before
+	 * this store began (a huge page is charged before it is cleared), so
+	 * this one's charge failed and it fell back: the limit has done its
+	 * work. Lifted by the first PTE-role racer done, it was tight for a
+	 * few microseconds here, not for a huge page's clearing (~20 ms under
+	 * TCG), in which anything else the run charged could meet it.
+	 */
+	if (s->memcg_window)
+		fault_seed_loosen(s, w->si->run);
 	__atomic_add_fetch(&s->pte_done, 1, __ATOMIC_RELEASE);
 	if (!flipper)
 		return;
 	wait_word(w, &s->pte_done, s->npte);
-	thp_off(s->off, false);
+	if (s->mech & PMD_SEED_MECH_PRCTL)
+		thp_off(s->off, false);
 	__atomic_store_n(&s->flip, 2, __ATOMIC_RELEASE);
 }
 

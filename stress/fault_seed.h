@@ -54,7 +54,6 @@ struct fault_seed {
 	uint32_t pte_done;	/* atomic: PTE-role racers past their first store */
 	bool memcg_window;	/* the memcg way by pmd_memcg_seed_tight(), not --memcg-headroom */
 	uint32_t loosened;	/* atomic: the round's memcg window is closed */
-	uint32_t stored;	/* atomic: racers past their first store (memcg window) */
 	struct fault_thp_off *off;
 };
 
@@ -79,7 +78,7 @@ unsigned fault_seed_role(const struct fault_seed *s, unsigned slot, unsigned n);
 void fault_seed_store(struct fault_seed *s, const struct pmd_worker *w, unsigned slot,
 		      unsigned n, uint64_t *p, uint64_t v, uint64_t span[2], unsigned *faults);
 /* Room a seed round's memcg window leaves: one huge page and small change, not two. */
-#define PMD_SEED_MEMCG_ROOM (3ul << 20)
+#define PMD_SEED_MEMCG_ROOM ((2ul << 20) + (7ul << 18))
 /* Close the round's memcg window if nobody did (a racer that never stored). */
 void fault_seed_loosen(struct fault_seed *s, struct pmd_run *run);
 /* Serial step, after the round: learn the window from the THP-role stores. */

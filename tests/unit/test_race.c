@@ -112,6 +112,7 @@ static void test_infer(void)
 
 	memset(&rr, 0, sizeof(rr));
 	rr.seed = 1;
+	rr.mech = PMD_SEED_MECH_PRCTL;
 	rr.nracers = 2;
 	rr.r[0] = (struct pmd_racer_span){ .tid = 101, .role = PMD_ROLE_THP, .faults = 2, .lo = 1,
 					   .hi = 100 };
@@ -122,9 +123,21 @@ static void test_infer(void)
 		     "PTE-mapped, the THP racer faulted twice: its huge page lost to a table");
 	rr.r[0].faults = 1;
 	CHECK_EQ_U64(pmd_race_infer(&rr), PMD_INFER_NONE, "one fault each, PTE-mapped: nothing seen");
+	/* its page mapped by another's sweep while it cleared: one long fault */
+	rr.clear_ns = 150;
+	CHECK_EQ_U64(pmd_race_infer(&rr), PMD_INFER_THP_LOST,
+		     "one fault as long as half a huge page's clearing, PTE-mapped: it lost");
+	rr.r[0].hi = 50;
+	CHECK_EQ_U64(pmd_race_infer(&rr), PMD_INFER_NONE, "a short fault: a PTE-path one");
+	rr.r[0].hi = 100;
+	rr.clear_ns = 0;
 	rr.end_state = PMD_THPS_THP;
 	CHECK_EQ_U64(pmd_race_infer(&rr), PMD_INFER_PTE_LOST,
 		     "PMD-mapped, the PTE-role racer faulted: its table lost to a huge PMD");
+	rr.mech = PMD_SEED_MECH_MEMCG;
+	CHECK_EQ_U64(pmd_race_infer(&rr), PMD_INFER_NONE,
+		     "the memcg way: its fault decided THP first, fell back late: not inferred");
+	rr.mech = PMD_SEED_MECH_PRCTL;
 	rr.r[1].faults = 0;
 	CHECK_EQ_U64(pmd_race_infer(&rr), PMD_INFER_NONE,
 		     "the PTE-role store came after the huge PMD: no fault, no race");
