@@ -588,7 +588,9 @@ static void start_round(struct fault_group *g, struct pmd_worker *w, const struc
 				inject(w, c, addr, true);
 				pmd_chunk_exit(c);
 			}
-			inject_live_fault(w, c);
+			/* a page this round writes: a seed round's window is small */
+			if (!pmd_mask_test(c->zero_pages, pmd_inject_get(w->si->run)->page))
+				inject_live_fault(w, c);
 		}
 		pmd_chunk_log(c, pmd_now_ns(), PMD_OP_ROUND, w->id, g->n);
 		pmd_chunk_open_round(c);
@@ -618,6 +620,8 @@ static void round_serial(void *arg)
 	if (pmd_should_stop(w) || (o->sweeps && g->round >= o->sweeps)) {
 		g->stop = true;
 		pmd_baton_pass(&fp->baton, g->batch, true);
+		if (pmd_should_stop(w))
+			pmd_baton_release_all(&fp->baton);
 		return;
 	}
 	/* its turn is over: the next batch races, this group's workers wait */

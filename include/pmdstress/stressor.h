@@ -312,5 +312,7 @@ void pmd_baton_init(struct pmd_baton *b, unsigned ngroups, unsigned slots,
 uint32_t pmd_baton_pass(struct pmd_baton *b, unsigned batch, bool leaving);
 bool pmd_baton_wait(struct pmd_baton *b, unsigned batch, uint32_t seen, bool (*stop)(void *),
 		    void *arg);
+/* The run stops: every waiting group goes to its gate, to see it there. */
+void pmd_baton_release_all(struct pmd_baton *b);
 
 #endif
