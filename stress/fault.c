@@ -603,8 +603,8 @@ static void start_round(struct fault_group *g, struct pmd_worker *w, const struc
 	/* the round's chunks are empty again: what it may charge is the headroom */
 	pmd_memcg_rearm(w->si->run);
 	/* the memcg way: room for one huge page until a racer's first store is done */
-	if (g->seed.memcg_window)
-		pmd_memcg_seed_tight(w->si->run, PMD_SEED_MEMCG_ROOM);
+	if (g->seed.memcg_window && !pmd_memcg_seed_tight(w->si->run, PMD_SEED_MEMCG_ROOM))
+		g->seed.memcg_window = false; /* another group's window, or a fork at work */
 }
 
 static void round_serial(void *arg)
