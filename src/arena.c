@@ -175,10 +175,10 @@ void pmd_chunk_disturb_end(struct pmd_chunk *c)
 	__atomic_sub_fetch(&c->disturbers, 1, __ATOMIC_RELEASE);
 }
 
-struct pmd_race *pmd_chunk_race_add(struct pmd_chunk *c, enum pmd_race_kind kind, unsigned lo,
-				    unsigned hi)
+struct pmd_chunk_race *pmd_chunk_race_add(struct pmd_chunk *c, enum pmd_chunk_race_kind kind,
+					  unsigned lo, unsigned hi)
 {
-	struct pmd_race *r;
+	struct pmd_chunk_race *r;
 	uint32_t i;
 	unsigned p;
 
@@ -202,10 +202,10 @@ struct pmd_race *pmd_chunk_race_add(struct pmd_chunk *c, enum pmd_race_kind kind
 	return r;
 }
 
-struct pmd_race *pmd_chunk_race_begin(struct pmd_chunk *c, enum pmd_race_kind kind, unsigned lo,
-				      unsigned hi)
+struct pmd_chunk_race *pmd_chunk_race_begin(struct pmd_chunk *c, enum pmd_chunk_race_kind kind,
+					    unsigned lo, unsigned hi)
 {
-	struct pmd_race *r;
+	struct pmd_chunk_race *r;
 
 	if (!pmd_chunk_disturb_begin(c))
 		return NULL;
@@ -225,12 +225,12 @@ void pmd_chunk_move_end(struct pmd_chunk *c)
 	__atomic_and_fetch(&c->flags, ~(uint32_t)PMD_CF_MOVING, __ATOMIC_RELEASE);
 }
 
-void pmd_chunk_race_end(struct pmd_chunk *c, struct pmd_race *r)
+void pmd_chunk_race_end(struct pmd_chunk *c, struct pmd_chunk_race *r)
 {
 	pmd_chunk_race_end_at(c, r, pmd_now_ns());
 }
 
-void pmd_chunk_race_end_at(struct pmd_chunk *c, struct pmd_race *r, uint64_t t_end)
+void pmd_chunk_race_end_at(struct pmd_chunk *c, struct pmd_chunk_race *r, uint64_t t_end)
 {
 	r->t_end = t_end;
 	pmd_chunk_disturb_end(c);

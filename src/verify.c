@@ -61,10 +61,11 @@ static void post_bad_page(struct pmd_worker *w, struct pmd_chunk *c, unsigned pa
 }
 
 /*
- * Where a read fault allocates a page (no zero page: src/zeropage.c), reading
- * a page nobody wrote fills it in, and under --memcg-headroom charges it to
- * the run's cgroup. A private anonymous page with neither a PTE nor a swap
- * entry reads zero by definition, so a page that must read zero and is not
+ * Reading a page nobody wrote faults it in: a zero-page mapping, a fault per
+ * page of a PTE-mapped chunk a seed round left mostly empty; where a read
+ * fault allocates (no zero page: src/zeropage.c), a page, charged to the
+ * run's cgroup under --memcg-headroom. A private anonymous page with
+ * neither a PTE nor a swap entry reads zero by definition, so a page that must read zero and is not
  * there is left unread; a page that is there is read as always. Sets bit p
  * of @absent for such pages of [@lo, @hi); false if none is known absent.
  * Shared (shmem) pages can sit in the page cache with no PTE: never left
@@ -80,7 +81,7 @@ static bool absent_zero_pages(struct pmd_worker *w, const struct pmd_chunk *c, c
 	unsigned p, i;
 
 	memset(absent, 0, PMD_MASK_WORDS * sizeof(uint64_t));
-	if (!a->reads_allocate || a->shared || fd < 0)
+	if (a->shared || fd < 0)
 		return false;
 	if (hi > PMD_CHUNK_PAGES)
 		hi = PMD_CHUNK_PAGES;
@@ -112,14 +113,14 @@ enum slot_rule {
 struct page_look {
 	unsigned bad, first, stamps, zeroed, nonzero;
 	uint64_t first_exp, first_act;
-	const struct pmd_race *why; /* the race that ruled the first bad slot */
+	const struct pmd_chunk_race *why; /* the race that ruled the first bad slot */
 	enum slot_rule rule;	    /* and how */
 	bool freed;		    /* a MADV_FREE raced the page */
 	bool dirtied;		    /* a store known to have followed every such MADV_FREE */
 };
 
 static void note_bad(struct page_look *pl, unsigned s, uint64_t exp, uint64_t act,
-		     const struct pmd_race *why, enum slot_rule rule)
+		     const struct pmd_chunk_race *why, enum slot_rule rule)
 {
 	if (!pl->bad++) {
 		pl->first = s;
@@ -150,7 +151,7 @@ static bool store_time(const struct pmd_chunk *c, unsigned p, unsigned s, uint64
  * anything else overlaps.
  */
 static enum slot_rule race_rule(const struct pmd_chunk *c, unsigned nr, unsigned p, bool known,
-				uint64_t lo, uint64_t hi, const struct pmd_race **why,
+				uint64_t lo, uint64_t hi, const struct pmd_chunk_race **why,
 				bool *after_free)
 {
 	enum slot_rule rule = RULE_STAMP;
@@ -159,7 +160,7 @@ static enum slot_rule race_rule(const struct pmd_chunk *c, unsigned nr, unsigned
 	*why = NULL;
 	*after_free = false;
 	for (i = 0; i < nr; i++) {
-		const struct pmd_race *r = &c->race[i];
+		const struct pmd_chunk_race *r = &c->race[i];
 
 		if (p < r->lo || p >= r->hi)
 			continue;
@@ -193,10 +194,10 @@ static void look_page(const struct pmd_arena *a, const struct pmd_chunk *c, cons
 	unsigned s, i, first_zero = 0, late_zero = 0;
 	uint64_t first_zero_exp = 0, late_exp = 0, zero_lo = 0, stamp_hi = UINT64_MAX;
 	bool raced = nr && pmd_mask_test(c->race_pages, p), zapped = false;
-	const struct pmd_race *freed_by = NULL;
+	const struct pmd_chunk_race *freed_by = NULL;
 
 	for (i = 0; raced && i < nr; i++) {
-		const struct pmd_race *r = &c->race[i];
+		const struct pmd_chunk_race *r = &c->race[i];
 
 		if (p < r->lo || p >= r->hi)
 			continue;
@@ -210,7 +211,7 @@ static void look_page(const struct pmd_arena *a, const struct pmd_chunk *c, cons
 		uint64_t act = pmd_load(pmd_page_slot((char *)addr, p, s));
 		uint64_t exp = expected_at(a, c, lpage, s, zero);
 		enum slot_rule rule = RULE_STAMP;
-		const struct pmd_race *why = NULL;
+		const struct pmd_chunk_race *why = NULL;
 		bool after_free = false, known = false;
 		uint64_t lo = 0, hi = 0;
 
@@ -338,7 +339,7 @@ static void race_text(char *buf, size_t len, const struct page_look *pl)
 	static const char *const names[] = { [PMD_RACE_DONTNEED] = "MADV_DONTNEED",
 					     [PMD_RACE_FREE] = "MADV_FREE",
 					     [PMD_RACE_UNMAP] = "an unmap" };
-	const struct pmd_race *r = pl->why;
+	const struct pmd_chunk_race *r = pl->why;
 	const char *name = r && r->kind < sizeof(names) / sizeof(names[0]) && names[r->kind] ?
 				   names[r->kind] : "a race";
 
@@ -430,7 +431,7 @@ bool pmd_verify_may_read_zero(const struct pmd_arena *a, const struct pmd_chunk 
 			      unsigned slot)
 {
 	uint32_t nr = __atomic_load_n(&c->nraces, __ATOMIC_ACQUIRE);
-	const struct pmd_race *why;
+	const struct pmd_chunk_race *why;
 	bool after_free;
 
 	uint64_t lo, hi;

@@ -525,7 +525,7 @@ static int live_munmap(struct pmd_worker *w)
 	unsigned lo = pick_hole(w), hi = lo + (unsigned)o->pages;
 	size_t len = (size_t)o->pages << PMD_PAGE_SHIFT;
 	enum pmd_thp_state before;
-	struct pmd_race *r;
+	struct pmd_chunk_race *r;
 	char *addr, *hole;
 	uint64_t t;
 	int rc, advice_err = 0;

@@ -309,7 +309,7 @@ static void count_op(struct pmd_worker *w, unsigned k, struct zrange r, uint64_t
  * drops only the mapping, and COLD/PAGEOUT change nothing: the round's
  * stamps must all be there.
  */
-static enum pmd_race_kind race_kind(const struct pmd_arena *a, unsigned k)
+static enum pmd_chunk_race_kind race_kind(const struct pmd_arena *a, unsigned k)
 {
 	if (k == K_DONTNEED && !a->shared)
 		return PMD_RACE_DONTNEED;
@@ -330,13 +330,13 @@ static enum pmd_race_kind race_kind(const struct pmd_arena *a, unsigned k)
 static bool race_round(struct pmd_worker *w, unsigned k, struct zrange r)
 {
 	struct pmd_arena *a = w->si->arena;
-	enum pmd_race_kind kind = race_kind(a, k);
+	enum pmd_chunk_race_kind kind = race_kind(a, k);
 	bool bracket = k == K_DONTNEED || k == K_FREE;
 	unsigned start = (unsigned)pmd_rand_below(w, a->nchunks), i;
 
 	for (i = 0; i < a->nchunks; i++) {
 		struct pmd_chunk *c = &a->chunks[(start + i) % a->nchunks];
-		struct pmd_race *rec = NULL;
+		struct pmd_chunk_race *rec = NULL;
 		uint64_t t;
 		char *addr;
 		int rc;

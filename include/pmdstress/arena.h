@@ -67,7 +67,7 @@ enum pmd_chunk_flags {
  *     store runs during it: before, zero; after, the stamp.
  * A store whose time overlaps the operation's may read either.
  */
-enum pmd_race_kind {
+enum pmd_chunk_race_kind {
 	PMD_RACE_NONE = 0,
 	PMD_RACE_DONTNEED,
 	PMD_RACE_FREE,
@@ -75,10 +75,10 @@ enum pmd_race_kind {
 };
 #define PMD_RACES 8 /* records per round; a partner finding them used skips its race */
 
-struct pmd_race {
+struct pmd_chunk_race {
 	uint64_t t_begin, t_end; /* run clock before and after the operation */
 	uint16_t lo, hi;	 /* pages [lo, hi) */
-	uint32_t kind;		 /* enum pmd_race_kind */
+	uint32_t kind;		 /* enum pmd_chunk_race_kind */
 };
 
 /*
@@ -159,7 +159,7 @@ struct pmd_chunk {
 	/* What partners did to the live round; cleared when its expectations are reset. */
 	uint32_t nraces;		       /* atomic: records claimed (may pass PMD_RACES) */
 	uint64_t race_pages[PMD_MASK_WORDS];   /* page p was raced: judged by race[] */
-	struct pmd_race race[PMD_RACES];
+	struct pmd_chunk_race race[PMD_RACES];
 	struct pmd_round_log *log; /* the live round's, or NULL; atomic */
 	uint32_t ring_head;		      /* atomic */
 	struct pmd_ring_entry ring[PMD_RING_LEN];
@@ -261,27 +261,27 @@ bool pmd_chunk_retired(const struct pmd_chunk *c);
 bool pmd_chunk_disturb_begin(struct pmd_chunk *c);
 void pmd_chunk_disturb_end(struct pmd_chunk *c);
 /*
- * One that may zero pages [lo, hi) (enum pmd_race_kind): race_begin() does
+ * One that may zero pages [lo, hi) (enum pmd_chunk_race_kind): race_begin() does
  * disturb_begin(), claims a record and marks the pages raced, then reads
  * the clock; call the syscall right after it. NULL: do not operate (not in
  * an open round, or its records are used up). race_end() reads the clock
  * and ends the bracket.
  */
-struct pmd_race *pmd_chunk_race_begin(struct pmd_chunk *c, enum pmd_race_kind kind, unsigned lo,
-				      unsigned hi);
+struct pmd_chunk_race *pmd_chunk_race_begin(struct pmd_chunk *c, enum pmd_chunk_race_kind kind,
+					    unsigned lo, unsigned hi);
 /*
  * The record alone, for a caller inside its bracket already: the record is
  * the caller's to adjust (t_begin, t_end) until its disturb_end().
  */
-struct pmd_race *pmd_chunk_race_add(struct pmd_chunk *c, enum pmd_race_kind kind, unsigned lo,
-				    unsigned hi);
-void pmd_chunk_race_end(struct pmd_chunk *c, struct pmd_race *r);
+struct pmd_chunk_race *pmd_chunk_race_add(struct pmd_chunk *c, enum pmd_chunk_race_kind kind,
+					  unsigned lo, unsigned hi);
+void pmd_chunk_race_end(struct pmd_chunk *c, struct pmd_chunk_race *r);
 /*
  * The same, with the times the caller read itself: an operation that
  * keeps the workers out first (retire) sets r->t_begin once they are out,
  * and ends at @t_end, read before it lets them in again.
  */
-void pmd_chunk_race_end_at(struct pmd_chunk *c, struct pmd_race *r, uint64_t t_end);
+void pmd_chunk_race_end_at(struct pmd_chunk *c, struct pmd_chunk_race *r, uint64_t t_end);
 /*
  * A live round's chunk has no owner a partner could hold it from: whoever
  * retires it to unmap or move part of it (inside its bracket) takes this

@@ -29,8 +29,9 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 from pmdtest import PMDSTRESS, check, done, run  # noqa: E402
 
-BASE = ["--stressors", "fault,zap", "--threads", "4", "--duration", "2s", "--size", "16M",
-        "--progress", "off", "--quiet"]
+# one group of 4 writers, so that slot 2 is written (the default group is the CPUs' count)
+BASE = ["--stressors", "fault,zap", "--threads", "4", "--fault-group", "64", "--duration", "2s",
+        "--size", "16M", "--progress", "off", "--quiet"]
 ONLY = {k: ["--zap-" + o + "=" + str(int(o == k)) for o in
             ("dontneed", "free", "cold", "pageout", "remap")] for k in ("dontneed", "free")}
 CHUNK, PAGE, SLOT = 3, 17, 2
