@@ -83,6 +83,9 @@ long pmd_round_store_index(const struct pmd_round_log *log, unsigned wk, unsigne
 	at = (p + (uint32_t)PMD_CHUNK_PAGES - log->first) % (uint32_t)PMD_CHUNK_PAGES;
 	if (at >= log->win)
 		return -1;
+	/* a seed round's worker starts at its own page: count from there */
+	if (log->own_first)
+		at = (at + log->win - wk % log->win) % log->win;
 	inv = __atomic_load_n(&log->inv[wk], __ATOMIC_RELAXED);
 	/* pass 0's k-th store went to at = k * step % win, so k = at * step^-1 % win */
 	return (long)pass * log->win + (long)((uint64_t)at * inv % log->win);

@@ -541,6 +541,8 @@ static void open_log(const struct fault_group *g, struct pmd_chunk *c, struct pm
 
 	log->first = g->first_page;
 	log->win = g->win;
+	/* a seed round's racers start on pages of their own (touch_chunk), on cur[0] only */
+	log->own_first = g->seed.on && log == &g->logs[0];
 	log->nworkers = g->n;
 	log->passes = (uint32_t)o->passes;
 	log->per = (stores + PMD_ROUND_MARKS - 2) / (PMD_ROUND_MARKS - 1);

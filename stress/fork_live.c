@@ -36,6 +36,7 @@ bool pmd_fork_live_take(struct pmd_worker *w, struct pmd_fork_live *l, unsigned 
 		l->domain = c->domain;
 		l->first = log->first;
 		l->win = log->win;
+		l->own_first = log->own_first;
 		l->nworkers = log->nworkers;
 		l->passes = log->passes;
 		for (wk = 0; wk < PMD_MASK_WORDS; wk++)
@@ -93,6 +94,10 @@ static uint64_t own_stamp(const struct pmd_fork_live *l, uint64_t key, unsigned 
 static unsigned page_of(const struct pmd_fork_live *l, unsigned wk, unsigned i)
 {
 	unsigned at = l->win > 1 ? (unsigned)((uint64_t)(i % l->win) * l->step[wk] % l->win) : 0;
+
+	/* a seed round's worker starts at its own page of the window */
+	if (l->own_first)
+		at = (at + wk % l->win) % l->win;
 
 	return (l->first + at) % (unsigned)PMD_CHUNK_PAGES;
 }

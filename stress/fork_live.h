@@ -34,6 +34,7 @@ struct pmd_fork_live {
 	char *addr;
 	uint32_t lbase, gen, nslots, domain;
 	uint32_t first, win, nworkers, passes;
+	bool own_first; /* the round log's (arena.h): a seed round */
 	uint64_t zero[PMD_MASK_WORDS];
 	uint32_t step[PMD_PAGE_SLOTS];
 	uint8_t started[PMD_PAGE_SLOTS]; /* the worker had published its step */

@@ -86,10 +86,11 @@ struct pmd_chunk_race {
  * judge a slot a partner raced, what split needs to know which pages no
  * worker will store to again, and what a fork child needs to check that it
  * sees a prefix of each worker's stores. Worker i's slot in pass k is
- * i + k * nworkers; from page first it visits the window of win pages
- * (mod 512) step[i] pages at a time (a step prime to win), every pass in
- * the same order, so its n-th store (from 0, over all passes) goes to page
- * first + (n % win) * step[i] % win. mark[i * PMD_ROUND_MARKS + j] is the
+ * i + k * nworkers; from page first + s_i (s_i = 0, or i % win in a seed
+ * round: own_first) it visits the window of win pages (mod 512) step[i]
+ * pages at a time (a step prime to win), every pass in the same order, so
+ * its n-th store (from 0, over all passes) goes to page
+ * first + (s_i + (n % win) * step[i]) % win. mark[i * PMD_ROUND_MARKS + j] is the
  * run clock read after its store j * per - 1 and before its store j * per
  * (j = 0: before the first; the last: after the last); 0 until reached.
  * The round's owner fills the shape before the round opens; each worker
@@ -99,6 +100,7 @@ struct pmd_chunk_race {
 
 struct pmd_round_log {
 	uint32_t first, win, nworkers, passes, per;
+	bool own_first; /* worker i's first store is to page first + i % win (seed rounds) */
 	uint32_t *step; /* [nworkers] */
 	uint32_t *inv;	/* [nworkers]: step's inverse mod win (published with step) */
 	uint64_t *mark; /* [nworkers * PMD_ROUND_MARKS] */

@@ -32,8 +32,23 @@ static unsigned run(const struct pmd_fork_live *l, uint64_t key, bool mine, cons
 /* Worker @wk's @i-th store goes to this page (the round log's order). */
 static unsigned page_of(const struct pmd_fork_live *l, unsigned wk, unsigned i)
 {
-	return (l->first + (unsigned)((uint64_t)(i % l->win) * l->step[wk] % l->win)) %
+	/* a seed round's worker starts at its own page of the window */
+	unsigned at0 = l->own_first ? wk % l->win : 0;
+
+	return (l->first + (unsigned)((at0 + (uint64_t)(i % l->win) * l->step[wk]) % l->win)) %
 	       PMD_CHUNK_PAGES;
+}
+
+/* Worker @wk's first @n stores of the round, into @l's copy. */
+static void store_prefix(const struct pmd_fork_live *l, uint64_t key, unsigned wk, unsigned n)
+{
+	unsigned i, p;
+
+	for (i = 0; i < n; i++) {
+		p = page_of(l, wk, i);
+		pmd_store(pmd_page_slot(l->addr, p, wk),
+			  pmd_stamp(key, PMD_STAMP_DOMAIN_RUN, l->lbase + p, l->gen, wk));
+	}
 }
 
 int main(void)
@@ -44,7 +59,7 @@ int main(void)
 	uint64_t raced[PMD_MASK_WORDS] = {0};
 	struct pmd_fork_live *l = calloc(1, sizeof(*l));
 	char *chunk = aligned_alloc(PMD_PAGE_SIZE, PMD_CHUNK_SIZE);
-	unsigned wk, i, p;
+	unsigned wk, p;
 
 	memset(chunk, 0, PMD_CHUNK_SIZE);
 	l->addr = chunk;
@@ -59,11 +74,7 @@ int main(void)
 	for (wk = 0; wk < 4; wk++) {
 		l->step[wk] = steps[wk];
 		l->started[wk] = 1;
-		for (i = 0; i < seen[wk]; i++) {
-			p = page_of(l, wk, i);
-			pmd_store(pmd_page_slot(chunk, p, wk),
-				  pmd_stamp(key, PMD_STAMP_DOMAIN_RUN, l->lbase + p, l->gen, wk));
-		}
+		store_prefix(l, key, wk, seen[wk]);
 	}
 	CHECK(run(l, key, false, NULL) == 0, "a prefix of each worker's stores: clean");
 	CHECK(run(l, key, false, raced) == 0, "and in the order check too");
@@ -115,6 +126,34 @@ int main(void)
 	pmd_store(pmd_page_slot(chunk, 17, OWN), 0);
 	CHECK(run(l, key, true, raced) == 1 && found[PMD_FORK_LIVE_OWN] == 1 && last_page == 17,
 	      "its own write lost: own, at page %u", last_page);
+
+	/*
+	 * A seed round: a window of 32 pages wrapping past the chunk's end,
+	 * each worker's first store to a page of its own (stress/fault.c), the
+	 * rest of the chunk left empty.
+	 */
+	memset(chunk, 0, PMD_CHUNK_SIZE);
+	l->first = 500;
+	l->win = 32;
+	l->own_first = true;
+	memset(l->zero, 0, sizeof(l->zero));
+	for (p = 0; p < PMD_CHUNK_PAGES; p++)
+		if ((p + PMD_CHUNK_PAGES - l->first) % PMD_CHUNK_PAGES >= l->win)
+			pmd_mask_set(l->zero, p);
+	for (wk = 0; wk < 4; wk++) {
+		static const unsigned seed_steps[] = {1, 31, 3, 5}, seed_seen[] = {32, 1, 20, 5};
+
+		l->step[wk] = seed_steps[wk];
+		store_prefix(l, key, wk, seed_seen[wk]);
+	}
+	CHECK(run(l, key, false, raced) == 0,
+	      "a seed round's prefixes, each from the worker's own page: clean");
+	/* worker 2's first store (its own page, 502) missing behind its 19th: torn */
+	p = page_of(l, 2, 0);
+	pmd_store(pmd_page_slot(chunk, p, 2), 0);
+	CHECK(p == 502 && run(l, key, false, raced) == 1 && found[PMD_FORK_LIVE_TORN] == 1 &&
+		  last_other == p,
+	      "a seed round's first store missing: torn (missing page %u)", last_other);
 
 	free(chunk);
 	free(l);

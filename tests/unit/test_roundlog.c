@@ -2,8 +2,9 @@
 /*
  * The round log: a worker's n-th store, replayed in the fault stressor's
  * order (stress/fault.c touch_chunk: the first store at the round's first
- * page, then a step prime to the window, every pass alike), is found again
- * from its page and pass, and the clock marks bracket when it ran.
+ * page, or in a seed round at a page of the worker's own, then a step prime
+ * to the window, every pass alike), is found again from its page and pass,
+ * and the clock marks bracket when it ran.
  */
 #include "check.h"
 
@@ -31,12 +32,17 @@ int main(void)
 	static const unsigned passes[] = {1, 3};
 	uint32_t step[WORKERS], inv[WORKERS];
 	uint64_t mark[WORKERS * PMD_ROUND_MARKS], *when = malloc(sizeof(uint64_t) * 512 * 3);
+	const unsigned nwins = sizeof(wins) / sizeof(wins[0]);
 	unsigned wi, pi, wk;
 
-	for (wi = 0; wi < sizeof(wins) / sizeof(wins[0]); wi++) {
+	/* every window twice: the workers' first stores on one page, then on their own */
+	for (wi = 0; wi < 2 * nwins; wi++) {
+		const bool own = wi >= nwins;
+
 		for (pi = 0; pi < sizeof(passes) / sizeof(passes[0]); pi++) {
 			struct pmd_round_log log = {.first = 500,
-						    .win = wins[wi],
+						    .win = wins[wi % nwins],
+						    .own_first = own,
 						    .nworkers = WORKERS,
 						    .passes = passes[pi],
 						    .step = step,
@@ -54,7 +60,9 @@ int main(void)
 					     : wk == 1	 ? log.win - 1
 							 : 7;
 				struct pmd_round_clock k;
-				unsigned n = 0, pass, at = 0, p;
+				/* a seed round's worker starts at its own page of the window */
+				const unsigned at0 = own ? wk % log.win : 0;
+				unsigned n = 0, pass, at = at0, p;
 
 				while (log.win > 1 && gcd(s, log.win) != 1)
 					s++;
@@ -70,7 +78,7 @@ int main(void)
 					}
 				pmd_round_clock_end(&k);
 				/* every store found again, with a time interval around it */
-				for (n = 0, at = 0; n < stores; n++) {
+				for (n = 0, at = at0; n < stores; n++) {
 					unsigned page = (log.first + at) % PMD_CHUNK_PAGES;
 					uint64_t lo, hi;
 
@@ -96,10 +104,10 @@ int main(void)
 				outside = 1;
 			}
 			CHECK(!bad_index && !bad_time && !bad_done && outside,
-			      "window %u, %u passes: every store's index (%u wrong), time (%u "
-			      "wrong), "
-			      "done (%u not), outside page",
-			      log.win, log.passes, bad_index, bad_time, bad_done);
+			      "window %u, %u passes%s: every store's index (%u wrong), time (%u "
+			      "wrong), done (%u not), outside page",
+			      log.win, log.passes, own ? ", own first pages" : "", bad_index,
+			      bad_time, bad_done);
 		}
 	}
 
