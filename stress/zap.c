@@ -323,9 +323,11 @@ static enum pmd_chunk_race_kind race_kind(const struct pmd_arena *a, unsigned k)
  * it cannot close under us. An op that may zero pages records the pages
  * and its time (pmd_chunk_race_begin), so the round's verifier accepts
  * zero only in those pages, only from stores that did not follow it.
- * COLD/PAGEOUT need no bracket: a COLD/PAGEOUT that races the round's end
- * may meet a moved chunk's placeholder, harmless, and then it did not
- * count. False if no round was found.
+ * COLD/PAGEOUT need no bracket. Every op runs in an RCU section: split
+ * moves or unmaps part of a live round's chunk only once it is retired
+ * and a grace period passed, so an op that read the chunk's address has
+ * hit the chunk there, not the placeholder left behind. False if no round
+ * was found.
  */
 static bool race_round(struct pmd_worker *w, unsigned k, struct zrange r)
 {
@@ -341,18 +343,19 @@ static bool race_round(struct pmd_worker *w, unsigned k, struct zrange r)
 		char *addr;
 		int rc;
 
-		if (pmd_chunk_state(c) != PMD_CHUNK_ROUND)
+		if (pmd_chunk_state(c) != PMD_CHUNK_ROUND || !(addr = pmd_chunk_enter(c)))
 			continue;
-		if (kind != PMD_RACE_NONE && !(rec = pmd_chunk_race_begin(c, kind, r.lo, r.hi)))
+		if ((kind != PMD_RACE_NONE && !(rec = pmd_chunk_race_begin(c, kind, r.lo, r.hi))) ||
+		    (kind == PMD_RACE_NONE && bracket && !pmd_chunk_disturb_begin(c))) {
+			pmd_chunk_exit(c);
 			continue;
-		if (kind == PMD_RACE_NONE && bracket && !pmd_chunk_disturb_begin(c))
-			continue;
-		addr = (char *)__atomic_load_n(&c->addr, __ATOMIC_ACQUIRE) +
-		       ((size_t)r.lo << PMD_PAGE_SHIFT);
+		}
+		addr += (size_t)r.lo << PMD_PAGE_SHIFT;
 		t = pmd_now_ns();
 		rc = madvise(addr, (size_t)(r.hi - r.lo) << PMD_PAGE_SHIFT, kinds[k].advice);
 		rc = rc ? -errno : 0;
 		t = pmd_now_ns() - t;
+		pmd_chunk_exit(c);
 		/* in the ring before the round can close: its verify shows the op */
 		if (!rc)
 			pmd_chunk_log(c, pmd_now_ns(), kinds[k].op_raced, w->id, range_arg(r));
