@@ -603,7 +603,7 @@ static void start_round(struct fault_group *g, struct pmd_worker *w, const struc
 		 * Again, now that it is ours: a partner that claimed it between
 		 * our close and our claim has released it since, and its release
 		 * cleared CLOSING. A zap that slipped in meanwhile has finished
-		 * when this returns, and marked the old contents DISTURBED.
+		 * when this returns, and recorded the pages it raced.
 		 */
 		pmd_chunk_close_round(c);
 		/* what the chunk held since its last round must still be there */
