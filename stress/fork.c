@@ -233,7 +233,8 @@ struct child_result {
 	uint32_t at_frozen, at_page, pass; /* where it is: for a child that dies */
 	struct child_rec rec[RECORDS];
 	uint64_t live_raced[PMD_MASK_WORDS]; /* set by the parent: pages raced before its fork */
-	uint64_t noted[MAX_FROZEN + 1][PMD_MASK_WORDS]; /* pages found bad: once each */
+	uint64_t noted[MAX_FROZEN + 1][PMD_MASK_WORDS];	   /* pages found bad: once each */
+	uint64_t noted_writer[MAX_FROZEN][PMD_MASK_WORDS]; /* the same, by the writer's check */
 };
 
 /* A chunk held across one fork: what it held before, what the parent writes after. */
@@ -505,9 +506,18 @@ static bool writer_owns(const struct fork_worker *fw, unsigned p, unsigned s)
 
 /* ---- the child: a plain loop, then _exit ---------------------------------- */
 
+/* A record of the writer thread's prefix check (child_check_writer()), not of a page's slots. */
+static bool writer_rec(unsigned fi, unsigned slot, unsigned code)
+{
+	return fi != LIVE && slot == WRITER_SLOT &&
+	       (code == CHILD_WRITER_WRONG || code == CHILD_NOT_PREFIX);
+}
+
 /*
  * Count a bad page; describe it in full while there is room (the record, or
  * NULL). A page is noted once: the second pass finds again what the first did.
+ * The writer's check is a finding of its own (its writes across pages not a
+ * prefix), noted once apart from what the slots' check found in the page.
  */
 static struct child_rec *child_note(struct child_result *r, unsigned fi, unsigned p,
 				    unsigned slot, unsigned code, unsigned bad, uint64_t expected,
@@ -516,9 +526,11 @@ static struct child_rec *child_note(struct child_result *r, unsigned fi, unsigne
 	struct child_rec *rec = NULL;
 
 	if (fi <= MAX_FROZEN && p < PMD_CHUNK_PAGES) {
-		if (r->noted[fi][p / 64] & 1ull << (p % 64))
+		uint64_t *noted = writer_rec(fi, slot, code) ? r->noted_writer[fi] : r->noted[fi];
+
+		if (noted[p / 64] & 1ull << (p % 64))
 			return NULL;
-		r->noted[fi][p / 64] |= 1ull << (p % 64);
+		noted[p / 64] |= 1ull << (p % 64);
 	}
 	if (r->nrec < RECORDS) {
 		rec = &r->rec[r->nrec++];
@@ -1123,8 +1135,13 @@ static void post_child(struct pmd_worker *w, struct fork_worker *fw)
 		f = rec_chunk(fw, rec->frozen, &tmp);
 		if (!f || rec->page >= PMD_CHUNK_PAGES || rec->slot >= PMD_PAGE_SLOTS)
 			continue;
-		/* what both sides of the fork saw in a frozen page the parent has reported */
-		if (rec->frozen != LIVE && pmd_mask_test(f->c->reported_pages, rec->page))
+		/*
+		 * What both sides of the fork saw in a frozen page the parent has
+		 * reported; the writer's prefix check is not that (it is about
+		 * the snapshot, across pages).
+		 */
+		if (rec->frozen != LIVE && !writer_rec(rec->frozen, rec->slot, rec->code) &&
+		    pmd_mask_test(f->c->reported_pages, rec->page))
 			continue;
 		cls = child_class(f, key, rec);
 		memset(&ev, 0, sizeof(ev));

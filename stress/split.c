@@ -776,6 +776,7 @@ static bool home_slot(struct pmd_worker *w, unsigned i, bool polite, int *rc)
  */
 static int live_mremap(struct pmd_worker *w)
 {
+	const struct split_opts *o = w->si->opts;
 	struct pmd_arena *a = w->si->arena;
 	struct split_priv *sp = w->si->priv;
 	struct pmd_chunk *c = live_chunk(w, true);
@@ -789,6 +790,14 @@ static int live_mremap(struct pmd_worker *w)
 		return 0;
 	from = addr_of(c);
 	home = from != home_of(a, c);
+	/* a chunk away stays there --split-away long, live or not: nothing to move yet */
+	if (home &&
+	    pmd_now_ns() - __atomic_load_n(&sp->since[slot_index(a, from)], __ATOMIC_RELAXED) <
+		o->away_ns) {
+		pmd_chunk_move_end(c);
+		pmd_chunk_disturb_end(c);
+		return 0;
+	}
 	if (!home && !(slot = pmd_arena_spare_get(a))) {
 		pmd_count(w, M_BUSY, 1);
 		pmd_chunk_move_end(c);
