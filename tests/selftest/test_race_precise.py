@@ -225,13 +225,16 @@ for seed in (1, 2, 3):
     lost = by.get("LOST_WRITE", 0)
     shares.append(round(100.0 * lost / max(zeroed, 1), 1))
     # a fork child copying a live round sees a word zeroed before the fork as a hole in a
-    # worker's stores (a torn snapshot, COW_LEAK); the round's verifier reports it too
+    # worker's stores (a torn snapshot, COW_LEAK); the round's verifier reports it too. A
+    # kernel-log event is another test's line (exit 1 still: corruption comes first)
+    kinds = doc["events"]["by_kind"]
     check(zeroed >= 150 and rc in (1, 3) and lost <= zeroed and
-          doc["events"]["total"] == lost + by.get("COW_LEAK", 0) and
-          all(not n for c, n in by.items() if c not in ("LOST_WRITE", "COW_LEAK")),
+          kinds["corruption"] == lost + by.get("COW_LEAK", 0) and
+          all(not n for c, n in by.items() if c not in ("LOST_WRITE", "COW_LEAK")) and
+          all(not n for k, n in kinds.items() if k not in ("corruption", "kernel_log", "taint")),
           f"seed {seed}: {zeroed} words zeroed (one per page; {astray} more went astray: the "
           f"chunk was reset or moved between the read and the write), {lost} LOST_WRITE pages "
-          f"reported, nothing else but a torn live snapshot ({by}), exit {rc}")
+          f"reported, nothing else but a torn live snapshot ({by}; events {kinds}), exit {rc}")
 print(f"# zeroed words reported: {shares} %")
 check(shares and min(shares) >= 90.0, f"at least 90% of the zeroed words reported in every run: {shares}")
 done()
