@@ -324,6 +324,7 @@ void pmd_fork_child_init(pid_t parent)
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	if (getppid() != parent)
 		_exit(0);
+	pmd_pool_forget();
 }
 
 bool pmd_fork_backoff(struct pmd_worker *w, int err, unsigned eagain_metric)
@@ -1124,8 +1125,10 @@ static int fork_once(struct pmd_worker *w, struct fork_priv *fp, struct fork_wor
 		 * those few faults made pmdstress's fork/s 10-15% lower than the
 		 * bare loop's, whose child also only exits (bench/run.py forkexec).
 		 */
-		if (quick)
+		if (quick) {
+			pmd_pool_forget(); /* a syscall on nothing; src/pool.c says why */
 			_exit(0);
+		}
 		pmd_fork_child_init(fp->self);
 		pmd_memcg_fork_child(home);
 		child_altstack_off();
