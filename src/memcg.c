@@ -249,6 +249,7 @@ static void oom_unshield(struct pmd_memcg *m)
 
 static void lift(struct pmd_memcg *m)
 {
+	__atomic_store_n(&m->win_closed_ns, pmd_now_ns(), __ATOMIC_RELEASE);
 	if (pwrite(m->limit_fd, m->version == 2 ? "max" : "-1", m->version == 2 ? 3 : 2, 0) < 0) {
 		m->last_errno = errno;
 		__atomic_add_fetch(&m->rearm_errors, 1, __ATOMIC_RELAXED);
@@ -394,6 +395,21 @@ void pmd_memcg_seed_loose(struct pmd_run *run)
 	}
 }
 
+bool pmd_memcg_seed_excuse(struct pmd_run *run)
+{
+	struct pmd_memcg *m = &run->memcg;
+	uint64_t closed;
+
+	if (!m->seed || !__atomic_load_n(&m->seed_tight, __ATOMIC_RELAXED))
+		return false;
+	closed = __atomic_load_n(&m->win_closed_ns, __ATOMIC_ACQUIRE);
+	if (!(__atomic_load_n(&m->win_seq, __ATOMIC_ACQUIRE) & 1) &&
+	    pmd_now_ns() - closed > PMD_MEMCG_EXCUSE_NS)
+		return false;
+	__atomic_add_fetch(&m->excused, 1, __ATOMIC_RELAXED);
+	return true;
+}
+
 void pmd_memcg_charge_begin(struct pmd_run *run)
 {
 	struct pmd_memcg *m = &run->memcg;
@@ -466,6 +482,7 @@ json_t *pmd_memcg_json(const struct pmd_run *run)
 	o = json_object();
 	json_object_set_new(o, "seed_windows", json_integer((json_int_t)m->seed_tight));
 	json_object_set_new(o, "seed_windows_forced", json_integer((json_int_t)m->win_forced));
+	json_object_set_new(o, "seed_window_errors", json_integer((json_int_t)m->excused));
 	json_object_set_new(o, "headroom", json_integer((json_int_t)m->headroom));
 	json_object_set_new(o, "version", json_integer(m->version));
 	json_object_set_new(o, "home", json_string(m->home));
@@ -491,10 +508,11 @@ void pmd_memcg_text(FILE *out, const struct pmd_run *run)
 	pmd_format_size(m->usage_max, max, sizeof(max));
 	if (m->seed_tight)
 		fprintf(out, "memcg (v%d, from %s): no limit but in %llu seed rounds' first stores "
-			     "(usage + %s; %llu closed by the keeper, %llu failed), highest usage %s",
+			     "(usage + %s; %llu closed by the keeper, %llu failed; %llu ENOMEM/EAGAIN "
+			     "of stressors put down to them), highest usage %s",
 			m->version, m->home, (unsigned long long)m->seed_tight, head,
 			(unsigned long long)m->win_forced, (unsigned long long)m->rearm_errors,
-			max);
+			(unsigned long long)m->excused, max);
 	else
 		fprintf(out, "memcg (v%d, from %s): limit = usage + %s, set %llu times (%llu "
 			     "failed), highest usage %s",

@@ -41,9 +41,21 @@ struct pmd_memcg {
 	uint32_t keeper_stop;	/* atomic */
 	uint64_t seed_tight;	/* atomic: windows opened */
 	uint64_t win_forced;	/* atomic: windows the keeper closed */
+	uint64_t win_closed_ns; /* atomic: when the last window closed */
+	uint64_t excused;	/* atomic: ENOMEM/EAGAIN put down to a window */
 	char oom_adj[16];	/* oom_score_adj before the seed way set it, "" if untouched */
 	char home_procs[PMD_MEMCG_PATH + 16]; /* home's cgroup.procs, for fork children */
 };
+
+/*
+ * True (and counted) if an ENOMEM or EAGAIN a stressor just got may be the
+ * seed way's own doing: a window is open, or closed less than
+ * PMD_MEMCG_EXCUSE_NS ago. Every thread of the run is charged to the
+ * run's cgroup, so a partner's page-table or VMA allocation can meet the
+ * limit meant for a racer's first store.
+ */
+#define PMD_MEMCG_EXCUSE_NS (100ull * 1000 * 1000)
+bool pmd_memcg_seed_excuse(struct pmd_run *run);
 
 /*
  * Make a cgroup for this run next to ours (v2: under our parent, or under

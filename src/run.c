@@ -262,8 +262,12 @@ void pmd_worker_error(struct pmd_worker *w, int err, const char *fmt, ...)
 	if (err)
 		snprintf(ev.text + n, sizeof(ev.text) - n, ": %s", strerror(err < 0 ? -err : err));
 	/* a limit ran out (RLIMIT_NPROC, pids.max, RLIMIT_AS, memory), nothing broke */
-	if (err == -EAGAIN || err == -ENOMEM || err == EAGAIN || err == ENOMEM)
+	if (err == -EAGAIN || err == -ENOMEM || err == EAGAIN || err == ENOMEM) {
+		/* the seed way's own limit, met by a partner: counted in the memcg line */
+		if (pmd_memcg_seed_excuse(w->si->run))
+			return;
 		__atomic_fetch_add(&w->si->run->resource_errors, 1, __ATOMIC_RELAXED);
+	}
 	pmd_event_post(w->si->run, &ev);
 }
 
