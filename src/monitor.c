@@ -25,6 +25,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 /* the taint mask and the heartbeats: how often they are looked at */
@@ -93,20 +95,63 @@ static void measure_clock(struct pmd_run *run)
 	close(fd);
 }
 
+const char *pmd_kmsg_state_name(enum pmd_kmsg_state s)
+{
+	static const char *const names[] = { "not_opened", "reading", "unprivileged", "blind" };
+
+	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
+}
+
+/*
+ * /dev/kmsg opened for reading, or -errno. What is there must be the
+ * kernel's log device (char 1:11): in a container it can be missing, or be
+ * another file bound over it (/dev/null reads as a log that never says
+ * anything), and a run that read nothing would pass for a clean one.
+ */
+static int open_kmsg(void)
+{
+	struct stat st;
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISCHR(st.st_mode) || major(st.st_rdev) != 1 ||
+	    minor(st.st_rdev) != 11) {
+		close(fd);
+		return -ENODEV;
+	}
+	return fd;
+}
+
 void pmd_monitor_open(struct pmd_run *run)
 {
 	struct pmd_monitor *m = &run->mon;
+	int fd = open_kmsg();
 
-	m->kmsg_fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (m->kmsg_fd < 0) {
-		snprintf(m->kmsg_status, sizeof(m->kmsg_status),
-			 "unreadable (%s): kernel splats will not be seen", strerror(errno));
-		fprintf(stderr, "pmdstress: kernel log: /dev/kmsg %s\n", m->kmsg_status);
-	} else {
+	m->kmsg_fd = fd < 0 ? -1 : fd;
+	if (fd >= 0) {
 		/* from the run's start: skip everything logged before */
 		lseek(m->kmsg_fd, 0, SEEK_END);
+		m->kmsg_state = PMD_KMSG_READING;
 		snprintf(m->kmsg_status, sizeof(m->kmsg_status), "reading");
 		measure_clock(run);
+	} else if (run->sys.root) {
+		m->kmsg_state = PMD_KMSG_BLIND;
+		snprintf(m->kmsg_status, sizeof(m->kmsg_status),
+			 "unreadable as root (%s): no kernel splat can be seen",
+			 fd == -ENODEV ? "not the kernel log device" : strerror(-fd));
+		fprintf(stderr, "pmdstress: kernel log: /dev/kmsg %s; the run cannot judge the "
+				"kernel (exit 125 unless it finds something)\n", m->kmsg_status);
+	} else {
+		char restrict_[8] = "";
+
+		m->kmsg_state = PMD_KMSG_UNPRIVILEGED;
+		pmd_read_text("/proc/sys/kernel/dmesg_restrict", restrict_, sizeof(restrict_));
+		snprintf(m->kmsg_status, sizeof(m->kmsg_status),
+			 "unreadable (%s), not root%s: kernel splats will not be seen",
+			 fd == -ENODEV ? "not the kernel log device" : strerror(-fd),
+			 restrict_[0] == '1' ? " and kernel.dmesg_restrict is 1" : "");
+		fprintf(stderr, "pmdstress: kernel log: /dev/kmsg %s\n", m->kmsg_status);
 	}
 	m->taint_ok = read_taint(&m->taint0);
 	m->taint_seen = m->taint0;

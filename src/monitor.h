@@ -16,8 +16,24 @@ struct pmd_run;
 
 #define PMD_KLOG_MAX (16u << 10)
 
+/*
+ * Whether the kernel log is watched. Not root, it may be closed to us
+ * (kernel.dmesg_restrict): a limitation the report states, the run goes
+ * on. As root it must be readable: if not, the run was blind to every
+ * splat and cannot say the kernel is good (exit 125, status "blind").
+ */
+enum pmd_kmsg_state {
+	PMD_KMSG_NOT_OPENED = 0,
+	PMD_KMSG_READING,
+	PMD_KMSG_UNPRIVILEGED,
+	PMD_KMSG_BLIND,
+};
+
+const char *pmd_kmsg_state_name(enum pmd_kmsg_state s);
+
 struct pmd_monitor {
 	int kmsg_fd;
+	enum pmd_kmsg_state kmsg_state;
 	uint64_t next_slow; /* when the taint mask and heartbeats are next looked at */
 	char kmsg_status[160]; /* "reading", or why not */
 	/* printk's clock minus CLOCK_MONOTONIC, and how sure we are of it */

@@ -413,6 +413,7 @@ static json_t *monitors_json(const struct pmd_run *run)
 	json_t *o = json_object();
 
 	json_object_set_new(o, "kmsg", json_string(m->kmsg_status));
+	json_object_set_new(o, "kmsg_state", json_string(pmd_kmsg_state_name(m->kmsg_state)));
 	json_object_set_new(o, "taint_start", m->taint_ok ? hex(m->taint0) : json_null());
 	json_object_set_new(o, "taint_end", m->taint_ok ? hex(m->taint_seen) : json_null());
 	json_object_set_new(o, "kernel_log", lines_json(m->klog_len ? m->klog : ""));

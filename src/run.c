@@ -781,6 +781,12 @@ static void decide_verdict(struct pmd_run *run)
 		run->exit_code = 5;
 		run->status = "internal";
 		snprintf(run->verdict, sizeof(run->verdict), "internal error in a stressor");
+	} else if (run->mon.kmsg_state == PMD_KMSG_BLIND) {
+		/* nothing found, but nothing could have been: not a good kernel either */
+		run->exit_code = 125;
+		run->status = "blind";
+		snprintf(run->verdict, sizeof(run->verdict), "kernel log %s",
+			 run->mon.kmsg_status);
 	} else if (!ran) {
 		run->exit_code = 125;
 		run->status = "skipped";
