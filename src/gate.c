@@ -71,8 +71,10 @@ bool pmd_gate_pass(struct pmd_gate *g, void (*serial)(void *), void *arg)
 		cpu_relax();
 	}
 	__atomic_add_fetch(&g->sleepers, 1, __ATOMIC_SEQ_CST);
+	pmd_peers_wait(); /* the watchdog's: the slowest worker's stall, not ours */
 	while (__atomic_load_n(&g->gen, __ATOMIC_SEQ_CST) == gen)
 		futex(&g->gen, FUTEX_WAIT_PRIVATE, gen); /* returns at once if gen moved */
+	pmd_peers_came();
 	__atomic_sub_fetch(&g->sleepers, 1, __ATOMIC_RELAXED);
 	/* acquire: see everything the last arriver's serial() wrote */
 	(void)__atomic_load_n(&g->gen, __ATOMIC_ACQUIRE);

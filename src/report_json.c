@@ -418,6 +418,10 @@ static json_t *monitors_json(const struct pmd_run *run)
 	json_object_set_new(o, "taint_end", m->taint_ok ? hex(m->taint_seen) : json_null());
 	json_object_set_new(o, "kernel_log", lines_json(m->klog_len ? m->klog : ""));
 	json_object_set_new(o, "hang_tasks", lines_json(m->hang_dump));
+	/* the watchdog's measure of the run: --hang-timeout against the longest stall seen */
+	json_object_set_new(o, "hang_timeout_s", json_real((double)run->cfg->hang_timeout_ns / 1e9));
+	json_object_set_new(o, "longest_stall_s", json_real((double)m->gap_max_ns / 1e9));
+	json_object_set_new(o, "longest_stall_worker", json_string(m->gap_worker));
 	return o;
 }
 

@@ -64,15 +64,24 @@ bool pmd_should_stop(const struct pmd_worker *w)
 	return __atomic_load_n(&w->si->run->stop, __ATOMIC_RELAXED);
 }
 
+__thread struct pmd_wstats *pmd_self;
+
+bool pmd_aborting(const struct pmd_worker *w)
+{
+	return __atomic_load_n(&w->si->run->aborting, __ATOMIC_ACQUIRE);
+}
+
 bool pmd_sleep(const struct pmd_worker *w, uint64_t ns)
 {
 	struct pmd_run *run = w->si->run;
 	uint64_t end = pmd_now_ns() + ns, now;
 
-	/* asleep on purpose: the watchdog must not call this a hang */
+	/* asleep on purpose: the watchdog must not call this a hang, nor its gap a stall */
+	pmd_beat_gap(w->stats, pmd_coarse_ns());
 	__atomic_store_n(&w->stats->state, PMD_WS_SLEEPING, __ATOMIC_RELAXED);
 	while (!__atomic_load_n(&run->stop, __ATOMIC_ACQUIRE) && (now = pmd_now_ns()) < end)
 		futex_wait(&run->stop, 0, end - now);
+	__atomic_store_n(&w->stats->beat_ns, pmd_coarse_ns(), __ATOMIC_RELAXED);
 	__atomic_store_n(&w->stats->state, PMD_WS_RUNNING, __ATOMIC_RELAXED);
 	return !__atomic_load_n(&run->stop, __ATOMIC_ACQUIRE);
 }
@@ -318,7 +327,15 @@ static void worker_run(struct pmd_worker *w, bool own_thread)
 	 * run; there is no state to run on) sends a worker home at once.
 	 */
 	if (!si->skipped && si->st->run && __atomic_load_n(&run->go, __ATOMIC_ACQUIRE) == 1) {
+		/* the watchdog's clock of this worker starts now, run-queue wait read */
+		pmd_self = w->stats;
+		__atomic_store_n(&w->stats->tid, (int32_t)syscall(SYS_gettid), __ATOMIC_RELAXED);
+		pmd_beat_slow(w->stats, pmd_coarse_ns());
+		__atomic_store_n(&w->stats->beat_ns, pmd_coarse_ns(), __ATOMIC_RELAXED);
 		rc = si->st->run(w);
+		/* its last stretch: a stall across the run's end is judged too */
+		pmd_beat_gap(w->stats, pmd_coarse_ns());
+		pmd_self = NULL;
 		if (rc)
 			pmd_worker_error(w, rc, "%s worker %u stopped", si->st->name, w->index);
 	}
@@ -633,7 +650,12 @@ static bool join_workers(struct pmd_run *run, const sigset_t *set)
 {
 	/* after a hang or a fault on a live chunk, do not wait long for the rest */
 	bool aborting = __atomic_load_n(&run->aborting, __ATOMIC_ACQUIRE), all = true;
-	uint64_t deadline = pmd_now_ns() + (aborting ? 2000000000ull : run->cfg->hang_timeout_ns);
+	/*
+	 * A second past the hang timeout: a worker waiting for a child judges
+	 * it by the same timeout from its last beat, and says which it was.
+	 */
+	uint64_t deadline = pmd_now_ns() + (aborting ? 2000000000ull
+						     : run->cfg->hang_timeout_ns + 1000000000ull);
 	unsigned i;
 
 	for (i = 0; i < run->nworkers; i++) {
@@ -678,6 +700,13 @@ static bool join_workers(struct pmd_run *run, const sigset_t *set)
 				all = false;
 				break;
 			}
+			/*
+			 * One blocked in waitpid() on a child that still moves (its
+			 * exit slow under valgrind): the child was only not done,
+			 * and is killed unjudged, as at the stop of a judged wait.
+			 */
+			if (pmd_monitor_child_moving(run, i))
+				pmd_monitor_kill_child(run, i);
 			if (pmd_now_ns() > deadline) {
 				struct pmd_event ev;
 
@@ -690,7 +719,21 @@ static bool join_workers(struct pmd_run *run, const sigset_t *set)
 				snprintf(ev.text, sizeof(ev.text),
 					 "worker %u (%s) did not stop within --hang-timeout", i,
 					 ev.stressor);
-				pmd_event_post(run, &ev);
+				if (run->wstats[i].child > 0) /* said before it is killed below */
+					snprintf(ev.text + strlen(ev.text),
+						 sizeof(ev.text) - strlen(ev.text),
+						 ": it waits for its child %d, stuck (state in the "
+						 "report); killed", (int)run->wstats[i].child);
+				pmd_monitor_post_hang(run, &ev); /* the dump: a child it waits for too */
+				/*
+				 * One waiting for a stuck child (a plain waitpid) comes
+				 * back once the child is killed: never leave it behind,
+				 * and give the workers the aborted run's 2 s.
+				 */
+				if (pmd_monitor_kill_children(run) && abort_claim(run, "hang")) {
+					deadline = pmd_now_ns() + 2000000000ull;
+					continue;
+				}
 				return false;
 			}
 		}

@@ -94,6 +94,7 @@ enum pmd_worker_state {
 	PMD_WS_NEW = 0,
 	PMD_WS_RUNNING,
 	PMD_WS_SLEEPING, /* in pmd_sleep(): waiting on purpose */
+	PMD_WS_PEERS,	 /* waiting for the other workers of a round (a gate) */
 	PMD_WS_DONE,
 };
 
@@ -105,6 +106,19 @@ struct pmd_wstats {
 	uint64_t thp[8];  /* chunks verified per enum pmd_thp_state */
 	uint64_t heartbeat; /* bumped at every loop iteration: the watchdog reads it */
 	uint32_t state;	    /* enum pmd_worker_state; atomic */
+	/*
+	 * The worker's own clock of its progress (CLOCK_MONOTONIC_COARSE, ns):
+	 * when it last beat, and the longest it went between two beats, less
+	 * the time it waited on a run queue for a CPU (schedstat's run_delay,
+	 * read into rq_ns at rq_at) and asleep on purpose. A stall the
+	 * watchdog could not see as it happened (the whole process stopped,
+	 * the main thread with it) is still in here afterwards. All atomic.
+	 */
+	uint64_t beat_ns;
+	uint64_t gap_max_ns;
+	uint64_t rq_ns, rq_at;
+	int32_t tid;
+	int32_t child; /* the child the worker waits for (fork, exec), or 0 */
 } __attribute__((aligned(64)));
 
 static inline void pmd_counter_add(uint64_t *c, uint64_t n)
