@@ -199,6 +199,7 @@ static void seed_rng(struct pmd_worker *w, uint64_t seed)
 
 void pmd_worker_error(struct pmd_worker *w, int err, const char *fmt, ...)
 {
+	struct pmd_run *run = w->si->run;
 	struct pmd_event ev;
 	va_list ap;
 	size_t n;
@@ -213,12 +214,30 @@ void pmd_worker_error(struct pmd_worker *w, int err, const char *fmt, ...)
 	vsnprintf(ev.text, sizeof(ev.text), fmt, ap);
 	va_end(ap);
 	n = strlen(ev.text);
+	err = err < 0 ? -err : err;
 	if (err)
-		snprintf(ev.text + n, sizeof(ev.text) - n, ": %s", strerror(err < 0 ? -err : err));
-	/* a limit ran out (RLIMIT_NPROC, pids.max, RLIMIT_AS, memory), nothing broke */
-	if (err == -EAGAIN || err == -ENOMEM || err == EAGAIN || err == ENOMEM)
-		__atomic_fetch_add(&w->si->run->resource_errors, 1, __ATOMIC_RELAXED);
-	pmd_event_post(w->si->run, &ev);
+		snprintf(ev.text + n, sizeof(ev.text) - n, ": %s", strerror(err));
+	/*
+	 * A limit ran out, nothing broke: only where one the run can name was
+	 * near (src/reslimits.c). Else the kernel said ENOMEM or EAGAIN with no
+	 * reason the run can see, and that is the kernel's error or ours.
+	 */
+	if (err == EAGAIN || err == ENOMEM) {
+		char why[224];
+		bool named = pmd_limits_explain(&run->limits, err, why, sizeof(why));
+
+		n = strlen(ev.text);
+		snprintf(ev.text + n, sizeof(ev.text) - n, named ? " (near a limit: %s)"
+								 : " (no limit near: %s)", why);
+		if (named) {
+			__atomic_fetch_add(&run->resource_errors, 1, __ATOMIC_RELAXED);
+			pmd_event_post(run, &ev);
+			return;
+		}
+	}
+	if (!__atomic_exchange_n(&run->internal_claimed, true, __ATOMIC_ACQ_REL))
+		memcpy(run->first_internal, ev.text, sizeof(run->first_internal));
+	pmd_event_post(run, &ev);
 }
 
 const struct pmd_inject *pmd_inject_get(const struct pmd_run *run)
@@ -776,9 +795,31 @@ static void merge_totals(struct pmd_run *run)
 	}
 }
 
+/*
+ * A stressor the user named with --stressors that did not run: the run
+ * did not test what it was asked to. @why gets the first, with its reason.
+ */
+static bool named_skipped(const struct pmd_run *run, char *why, size_t len)
+{
+	char list[PMD_OPT_STRLEN], *save = NULL, *tok;
+	unsigned i;
+
+	snprintf(list, sizeof(list), "%s", run->cfg->stressors);
+	for (tok = strtok_r(list, ", ", &save); tok; tok = strtok_r(NULL, ", ", &save))
+		for (i = 0; i < run->nsinst; i++)
+			if (run->sinst[i].skipped && !strcmp(run->sinst[i].st->name, tok)) {
+				snprintf(why, len, "%s, named by --stressors, could not run: %.180s",
+					 tok, run->sinst[i].skipped);
+				return true;
+			}
+	return false;
+}
+
 static void decide_verdict(struct pmd_run *run)
 {
+	uint64_t resources = __atomic_load_n(&run->resource_errors, __ATOMIC_RELAXED);
 	unsigned i, ran = 0;
+	char why[224];
 
 	for (i = 0; i < run->nsinst; i++)
 		ran += !run->sinst[i].skipped;
@@ -809,27 +850,32 @@ static void decide_verdict(struct pmd_run *run)
 		run->exit_code = 4;
 		run->status = "hang";
 		snprintf(run->verdict, sizeof(run->verdict), "hang");
-	} else if (run->ev_count[PMD_EV_ERROR] &&
-		   run->ev_count[PMD_EV_ERROR] == __atomic_load_n(&run->resource_errors,
-								   __ATOMIC_RELAXED)) {
-		/* every error was a limit running out: not a result for this kernel */
-		run->exit_code = 125;
-		run->status = "resources";
-		snprintf(run->verdict, sizeof(run->verdict),
-			 "out of resources: %llu stressor error%s, each EAGAIN or ENOMEM (a limit "
-			 "such as RLIMIT_NPROC, pids.max or RLIMIT_AS, or memory)",
-			 (unsigned long long)run->ev_count[PMD_EV_ERROR],
-			 run->ev_count[PMD_EV_ERROR] == 1 ? "" : "s");
-	} else if (run->ev_count[PMD_EV_ERROR]) {
+	} else if (run->ev_count[PMD_EV_ERROR] > resources) {
+		/* an error no limit explains: the line names the call, the errno, the chunk */
 		run->exit_code = 5;
 		run->status = "internal";
-		snprintf(run->verdict, sizeof(run->verdict), "internal error in a stressor");
+		snprintf(run->verdict, sizeof(run->verdict), "internal error: %.230s",
+			 run->first_internal);
 	} else if (run->mon.kmsg_state == PMD_KMSG_BLIND) {
 		/* nothing found, but nothing could have been: not a good kernel either */
 		run->exit_code = 125;
 		run->status = "blind";
 		snprintf(run->verdict, sizeof(run->verdict), "kernel log %s",
 			 run->mon.kmsg_status);
+	} else if (named_skipped(run, why, sizeof(why))) {
+		/* what the user asked for by name was not tested: not a pass */
+		run->exit_code = 125;
+		run->status = "skipped";
+		snprintf(run->verdict, sizeof(run->verdict), "%s", why);
+	} else if (run->ev_count[PMD_EV_ERROR]) {
+		/* every error was a limit the run names running out: not a result for this kernel */
+		run->exit_code = 125;
+		run->status = "resources";
+		snprintf(run->verdict, sizeof(run->verdict),
+			 "out of resources: %llu stressor error%s, each EAGAIN or ENOMEM with a "
+			 "limit near (the events say which)",
+			 (unsigned long long)run->ev_count[PMD_EV_ERROR],
+			 run->ev_count[PMD_EV_ERROR] == 1 ? "" : "s");
 	} else if (!ran) {
 		run->exit_code = 125;
 		run->status = "skipped";
@@ -1179,6 +1225,8 @@ int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 		rc = fail_run(run, 2, "--jsonl: cannot write '%s': %s", cfg->jsonl, strerror(-rc));
 		goto out;
 	}
+	/* from here on an ENOMEM or EAGAIN is judged against the limits as they were */
+	pmd_limits_start(&run->limits);
 	/* bench mode: a warm-up round, reported apart, then the measured ones */
 	nrounds = cfg->rounds ? (unsigned)cfg->rounds + (cfg->warmup ? 1 : 0) : 1;
 	for (i = 0; i < nrounds; i++) {
