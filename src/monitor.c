@@ -16,6 +16,7 @@
 
 #include "kmsg.h"
 #include "run.h"
+#include "stall.h"
 #include "sysinfo.h"
 
 #include <dirent.h>
@@ -274,165 +275,6 @@ static void check_taint(struct pmd_run *run)
 	pmd_event_post(run, &ev);
 }
 
-/*
- * A task's CPU time and run-queue wait (schedstat: "cpu_ns run_delay_ns
- * slices"; CONFIG_SCHED_INFO). False where the kernel does not keep them.
- */
-static bool read_schedstat(const char *path, uint64_t *cpu, uint64_t *rq)
-{
-	char buf[96];
-	unsigned long long c, r;
-
-	if (pmd_read_text(path, buf, sizeof(buf)) || sscanf(buf, "%llu %llu", &c, &r) != 2)
-		return false;
-	*cpu = c;
-	*rq = r;
-	return true;
-}
-
-void pmd_beat_slow(struct pmd_wstats *s, uint64_t now)
-{
-	uint64_t last = __atomic_load_n(&s->beat_ns, __ATOMIC_RELAXED), gap = last ? now - last : 0;
-	uint64_t cpu, rq, waited = 0;
-	bool have = read_schedstat("/proc/thread-self/schedstat", &cpu, &rq);
-
-	/* waited since the last reading, which is at most 100 ms before the gap began */
-	if (have && __atomic_load_n(&s->rq_at, __ATOMIC_RELAXED))
-		waited = rq - __atomic_load_n(&s->rq_ns, __ATOMIC_RELAXED);
-	gap = gap > waited ? gap - waited : 0;
-	if (gap > __atomic_load_n(&s->gap_max_ns, __ATOMIC_RELAXED))
-		__atomic_store_n(&s->gap_max_ns, gap, __ATOMIC_RELAXED);
-	if (have)
-		__atomic_store_n(&s->rq_ns, rq, __ATOMIC_RELAXED);
-	__atomic_store_n(&s->rq_at, now, __ATOMIC_RELAXED);
-}
-
-/*
- * How long worker @ws has gone without a beat, less what it waited for a
- * CPU since its last reading: not hung, only not scheduled.
- */
-static uint64_t worker_stall(const struct pmd_wstats *ws, uint64_t now)
-{
-	uint64_t beat = __atomic_load_n(&ws->beat_ns, __ATOMIC_RELAXED), cpu, rq, waited = 0;
-	int tid = __atomic_load_n(&ws->tid, __ATOMIC_RELAXED);
-	char path[64];
-
-	if (!beat || now < beat)
-		return 0;
-	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", tid);
-	if (tid > 0 && __atomic_load_n(&ws->rq_at, __ATOMIC_RELAXED) &&
-	    read_schedstat(path, &cpu, &rq))
-		waited = rq - __atomic_load_n(&ws->rq_ns, __ATOMIC_RELAXED);
-	return now - beat > waited ? now - beat - waited : 0;
-}
-
-void pmd_child_watch(struct pmd_child_watch *c, pid_t pid)
-{
-	c->pid = pid;
-	c->progress = 0;
-	c->moved_at = pmd_coarse_ns();
-}
-
-int pmd_child_look(const struct pmd_worker *w, struct pmd_child_watch *c)
-{
-	uint64_t now = pmd_coarse_ns(), cpu, rq;
-	char path[64];
-
-	/*
-	 * Where the kernel keeps no schedstat, nothing moves: the child gets
-	 * --hang-timeout from the start of the wait, as any op does.
-	 */
-	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)c->pid);
-	if (read_schedstat(path, &cpu, &rq) && cpu + rq != c->progress) {
-		c->progress = cpu + rq;
-		c->moved_at = now;
-		return PMD_CHILD_MOVING;
-	}
-	return now - c->moved_at > w->si->cfg->hang_timeout_ns ? PMD_CHILD_STUCK
-								: PMD_CHILD_STILL;
-}
-
-/*
- * Append one task's "id comm state wchan" line and its kernel stack (root
- * only: /proc/PID/stack is 0400) to the dump at *@n; @dir is its /proc
- * directory, @label what it is.
- */
-static void dump_one(char *dump, size_t cap, size_t *n, const char *dir, const char *label)
-{
-	char path[320], comm[32] = "", stat[512] = "", wchan[96] = "", stack[4096] = "";
-	const char *state = "?";
-	char *p, *save = NULL;
-
-	snprintf(path, sizeof(path), "%s/comm", dir);
-	pmd_read_text(path, comm, sizeof(comm));
-	snprintf(path, sizeof(path), "%s/stat", dir);
-	pmd_read_text(path, stat, sizeof(stat));
-	p = strrchr(stat, ')'); /* "tid (comm) S ..." */
-	if (p && p[1] == ' ' && p[2]) {
-		p[3] = '\0';
-		state = p + 2;
-	}
-	snprintf(path, sizeof(path), "%s/wchan", dir);
-	pmd_read_text(path, wchan, sizeof(wchan));
-	snprintf(path, sizeof(path), "%s/stack", dir);
-	pmd_read_text(path, stack, sizeof(stack));
-	*n += (size_t)snprintf(dump + *n, cap - *n, "%s %-15s state %s wchan %s\n", label, comm,
-			       state, wchan[0] ? wchan : "-");
-	for (p = strtok_r(stack, "\n", &save); p && *n + 256 < cap; p = strtok_r(NULL, "\n", &save))
-		*n += (size_t)snprintf(dump + *n, cap - *n, "    %s\n", p);
-}
-
-/*
- * Every task of ours and every child a worker waits for (the fork and exec
- * stressors publish it): state, wchan and kernel stack, taken once a run,
- * by the first to see a hang (the watchdog, a worker whose child did not
- * end, the join), before anything is killed.
- */
-void pmd_monitor_hang_dump(struct pmd_run *run)
-{
-	struct pmd_monitor *m = &run->mon;
-	size_t cap = 256u << 10, n = 0;
-	DIR *d;
-	struct dirent *de;
-	char *dump;
-	unsigned i;
-
-	if (__atomic_exchange_n(&m->dumping, true, __ATOMIC_ACQ_REL))
-		return;
-	dump = malloc(cap);
-	d = opendir("/proc/self/task");
-	if (!dump || !d) {
-		free(dump);
-		if (d)
-			closedir(d);
-		return;
-	}
-	dump[0] = '\0';
-	while ((de = readdir(d)) && n + 512 < cap) {
-		char dir[300], label[300];
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(dir, sizeof(dir), "/proc/self/task/%s", de->d_name);
-		snprintf(label, sizeof(label), "task %s", de->d_name);
-		dump_one(dump, cap, &n, dir, label);
-	}
-	closedir(d);
-	for (i = 0; i < run->nworkers && n + 512 < cap; i++) {
-		int pid = __atomic_load_n(&run->wstats[i].child, __ATOMIC_ACQUIRE);
-		char dir[64], label[96];
-
-		if (pid <= 0)
-			continue;
-		snprintf(dir, sizeof(dir), "/proc/%d", pid);
-		snprintf(label, sizeof(label), "child %d of %s worker %u,", pid,
-			 run->workers[i].si->st->name, run->workers[i].index);
-		dump_one(dump, cap, &n, dir, label);
-	}
-	/* whole, then published: the report may be written while a worker still waits */
-	__atomic_store_n(&m->hang_dump, dump, __ATOMIC_RELEASE);
-}
-
 bool pmd_monitor_child_moving(struct pmd_run *run, unsigned i)
 {
 	struct pmd_monitor *m = &run->mon;
@@ -441,7 +283,7 @@ bool pmd_monitor_child_moving(struct pmd_run *run, unsigned i)
 	char path[64];
 
 	snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
-	if (pid <= 0 || !m->child_seen || !read_schedstat(path, &cpu, &rq))
+	if (pid <= 0 || !m->child_seen || !pmd_read_schedstat(path, &cpu, &rq))
 		return false;
 	was = m->child_seen[i];
 	m->child_seen[i] = cpu + rq;
@@ -479,7 +321,7 @@ static void post_hang(struct pmd_run *run, struct pmd_event *ev, bool abort)
 {
 	if (__atomic_exchange_n(&run->mon.hang_posted, true, __ATOMIC_ACQ_REL))
 		return;
-	pmd_monitor_hang_dump(run);
+	pmd_hang_dump(run);
 	pmd_event_post(run, ev);
 	if (abort)
 		pmd_run_abort(run, "hang");
@@ -516,7 +358,7 @@ static void check_heartbeats(struct pmd_run *run, uint64_t now)
 		 * waits for a child judges the child itself (pmd_child_look()).
 		 */
 		if (now - m->hb_when[i] > limit && !__atomic_load_n(&ws->child, __ATOMIC_ACQUIRE) &&
-		    worker_stall(ws, pmd_coarse_ns()) > limit && !hung++)
+		    pmd_worker_stall(ws, pmd_coarse_ns()) > limit && !hung++)
 			first = i;
 	}
 	if (!hung)
@@ -576,43 +418,6 @@ static bool check_gaps(struct pmd_run *run, uint64_t now, bool abort)
 		 (double)gap / 1e9, (double)limit / 1e9);
 	post_hang(run, &ev, abort);
 	return true;
-}
-
-void pmd_child_stuck(struct pmd_worker *w, pid_t pid, const char *what)
-{
-	struct pmd_run *run = w->si->run;
-	char dir[64], stat[512] = "", wchan[96] = "";
-	const char *state = "?";
-	struct pmd_event ev;
-	char *p;
-
-	snprintf(dir, sizeof(dir), "/proc/%d/stat", (int)pid);
-	pmd_read_text(dir, stat, sizeof(stat));
-	p = strrchr(stat, ')');
-	if (p && p[1] == ' ' && p[2]) {
-		p[3] = '\0';
-		state = p + 2;
-	}
-	snprintf(dir, sizeof(dir), "/proc/%d/wchan", (int)pid);
-	pmd_read_text(dir, wchan, sizeof(wchan));
-	memset(&ev, 0, sizeof(ev));
-	ev.kind = PMD_EV_HANG;
-	ev.t_ns = pmd_now_ns();
-	ev.worker = (int)w->id;
-	ev.stressor = w->si->st->name;
-	ev.chunk = -1;
-	snprintf(ev.text, sizeof(ev.text), "%s %d of %s worker %u stayed still (no CPU time, "
-		 "no wait for one) for --hang-timeout %.1fs: state %s, wchan %s; killed (its stack "
-		 "in the report)", what, (int)pid, w->si->st->name, w->index,
-		 (double)w->si->cfg->hang_timeout_ns / 1e9, state, wchan[0] ? wchan : "-");
-	/* the dump, if this is the first hang, shows the child as it is: not killed yet */
-	if (__atomic_exchange_n(&run->mon.hang_posted, true, __ATOMIC_ACQ_REL)) {
-		pmd_event_post(run, &ev); /* another hang was first: this child is news still */
-		return;
-	}
-	pmd_monitor_hang_dump(run);
-	pmd_event_post(run, &ev);
-	pmd_run_abort(run, "hang");
 }
 
 /*

@@ -72,11 +72,6 @@ uint64_t pmd_monitor_tick(struct pmd_run *run, uint64_t now);
  * every worker's longest stall (a hang, if over --hang-timeout).
  */
 void pmd_monitor_stop(struct pmd_run *run);
-/*
- * Every task's state, wchan and kernel stack, and those of the children
- * the workers wait for, into the report: once a run, the first caller's.
- */
-void pmd_monitor_hang_dump(struct pmd_run *run);
 /* Post hang event @ev with the dump, unless a hang was posted already (one a run). */
 struct pmd_event;
 void pmd_monitor_post_hang(struct pmd_run *run, struct pmd_event *ev);
