@@ -823,7 +823,8 @@ static int resolve_hang_timeout(struct pmd_config *cfg, char *err, size_t errlen
 					 "for a third of --duration)", a);
 	}
 	if (!cfg->hang_timeout_ns) {
-		cfg->hang_timeout_ns = cfg->duration_ns / 3;
+		/* whole milliseconds: the echo and a rerun line read "3333ms", not ns */
+		cfg->hang_timeout_ns = cfg->duration_ns / 3 / 1000000 * 1000000;
 		if (cfg->hang_timeout_ns < 3 * s)
 			cfg->hang_timeout_ns = 3 * s;
 		if (cfg->hang_timeout_ns > 60 * s)

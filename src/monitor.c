@@ -157,6 +157,11 @@ void pmd_monitor_open(struct pmd_run *run)
 	}
 	m->taint_ok = read_taint(&m->taint0);
 	m->taint_seen = m->taint0;
+	{
+		uint64_t cpu, rq;
+
+		m->schedstat_ok = pmd_read_schedstat("/proc/thread-self/schedstat", &cpu, &rq);
+	}
 	if (!m->klog)
 		m->klog = calloc(1, PMD_KLOG_MAX);
 }
@@ -292,6 +297,13 @@ bool pmd_monitor_child_moving(struct pmd_run *run, unsigned i)
 	return m->child_moved[i] && pmd_now_ns() - m->child_moved[i] < 1000000000ull;
 }
 
+bool pmd_monitor_worker_busy(struct pmd_run *run, unsigned i)
+{
+	uint64_t busy, still = pmd_worker_stall(&run->wstats[i], pmd_coarse_ns(), &busy);
+
+	return still <= run->cfg->hang_timeout_ns && busy > still;
+}
+
 bool pmd_monitor_kill_child(struct pmd_run *run, unsigned i)
 {
 	int32_t pid = __atomic_load_n(&run->wstats[i].child, __ATOMIC_ACQUIRE);
@@ -335,7 +347,7 @@ void pmd_monitor_post_hang(struct pmd_run *run, struct pmd_event *ev)
 static void check_heartbeats(struct pmd_run *run, uint64_t now)
 {
 	struct pmd_monitor *m = &run->mon;
-	uint64_t limit = run->cfg->hang_timeout_ns;
+	uint64_t limit = run->cfg->hang_timeout_ns, busy;
 	unsigned i, hung = 0, first = 0;
 	struct pmd_event ev;
 
@@ -358,7 +370,8 @@ static void check_heartbeats(struct pmd_run *run, uint64_t now)
 		 * waits for a child judges the child itself (pmd_child_look()).
 		 */
 		if (now - m->hb_when[i] > limit && !__atomic_load_n(&ws->child, __ATOMIC_ACQUIRE) &&
-		    pmd_worker_stall(ws, pmd_coarse_ns()) > limit && !hung++)
+		    (pmd_worker_stall(ws, pmd_coarse_ns(), &busy) > limit ||
+		     busy > pmd_busy_limit(limit)) && !hung++)
 			first = i;
 	}
 	if (!hung)
@@ -386,17 +399,21 @@ static void check_heartbeats(struct pmd_run *run, uint64_t now)
 static bool check_gaps(struct pmd_run *run, uint64_t now, bool abort)
 {
 	struct pmd_monitor *m = &run->mon;
-	uint64_t limit = run->cfg->hang_timeout_ns;
+	uint64_t limit = run->cfg->hang_timeout_ns, gap = 0, busy = 0;
+	unsigned i, worst = 0, busiest = 0;
 	struct pmd_event ev;
-	unsigned i, worst = 0;
-	uint64_t gap = 0;
 
 	for (i = 0; run->wstats && i < run->nworkers; i++) {
 		uint64_t g = __atomic_load_n(&run->wstats[i].gap_max_ns, __ATOMIC_RELAXED);
+		uint64_t b = __atomic_load_n(&run->wstats[i].busy_max_ns, __ATOMIC_RELAXED);
 
 		if (g > gap) {
 			gap = g;
 			worst = i;
+		}
+		if (b > busy) {
+			busy = b;
+			busiest = i;
 		}
 	}
 	if (gap > m->gap_max_ns) {
@@ -404,18 +421,29 @@ static bool check_gaps(struct pmd_run *run, uint64_t now, bool abort)
 		snprintf(m->gap_worker, sizeof(m->gap_worker), "%s/%u",
 			 run->workers[worst].si->st->name, run->workers[worst].index);
 	}
-	if (gap <= limit || m->hang_posted)
+	if (busy > m->busy_max_ns)
+		m->busy_max_ns = busy;
+	if (m->hang_posted || (gap <= limit && busy <= pmd_busy_limit(limit)))
 		return false;
+	if (gap <= limit)
+		worst = busiest;
 	memset(&ev, 0, sizeof(ev));
 	ev.kind = PMD_EV_HANG;
 	ev.t_ns = now;
 	ev.worker = (int)run->workers[worst].id;
 	ev.stressor = run->workers[worst].si->st->name;
 	ev.chunk = -1;
-	snprintf(ev.text, sizeof(ev.text), "%s worker %u went %.1fs without progress, by its own "
-		 "clock, over --hang-timeout %.1fs; seen after it went on: the whole run stalled "
-		 "(stopped, or not scheduled)", ev.stressor, run->workers[worst].index,
-		 (double)gap / 1e9, (double)limit / 1e9);
+	if (gap > limit)
+		snprintf(ev.text, sizeof(ev.text), "%s worker %u went %.1fs without progress (by "
+			 "its own clock: neither on a CPU nor waiting for one), over --hang-timeout "
+			 "%.1fs; seen after it went on: the whole run stalled (stopped, or blocked)",
+			 ev.stressor, run->workers[worst].index, (double)gap / 1e9,
+			 (double)limit / 1e9);
+	else
+		snprintf(ev.text, sizeof(ev.text), "%s worker %u ran %.1fs on a CPU without "
+			 "finishing an op, over %.0fs: a livelock, or an op too long for the run",
+			 ev.stressor, run->workers[worst].index, (double)busy / 1e9,
+			 (double)pmd_busy_limit(limit) / 1e9);
 	post_hang(run, &ev, abort);
 	return true;
 }

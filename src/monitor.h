@@ -53,7 +53,8 @@ struct pmd_monitor {
 	bool dumping;	       /* atomic: the dump is taken (once a run) */
 	bool hang_posted;      /* atomic: a hang event was posted (once a run) */
 	/* the longest a worker went without a beat, by its own clock, and which */
-	uint64_t gap_max_ns;
+	uint64_t gap_max_ns, busy_max_ns;
+	bool schedstat_ok; /* else a worker's gaps are judged by the busy limit only */
 	char gap_worker[48];
 };
 
@@ -82,6 +83,11 @@ void pmd_monitor_post_hang(struct pmd_run *run, struct pmd_event *ev);
  * stuck one.
  */
 bool pmd_monitor_child_moving(struct pmd_run *run, unsigned i);
+/*
+ * Whether worker @i, not back, is still within --hang-timeout but busy on
+ * a CPU (a long op): the join then waits for it up to the busy limit.
+ */
+bool pmd_monitor_worker_busy(struct pmd_run *run, unsigned i);
 /*
  * SIGKILL the child worker @i waits for, marked as the run's kill
  * (pmd_child_killed()); false if it has none. And every worker's: how many.

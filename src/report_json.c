@@ -422,6 +422,9 @@ static json_t *monitors_json(const struct pmd_run *run)
 	json_object_set_new(o, "hang_timeout_s", json_real((double)run->cfg->hang_timeout_ns / 1e9));
 	json_object_set_new(o, "longest_stall_s", json_real((double)m->gap_max_ns / 1e9));
 	json_object_set_new(o, "longest_stall_worker", json_string(m->gap_worker));
+	json_object_set_new(o, "longest_busy_s", json_real((double)m->busy_max_ns / 1e9));
+	/* without schedstat (CONFIG_SCHED_INFO) a stall is told from a long op only at 60 s */
+	json_object_set_new(o, "stall_clock", json_string(m->schedstat_ok ? "schedstat" : "wall"));
 	return o;
 }
 

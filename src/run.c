@@ -16,6 +16,7 @@
 #include "report.h"
 #include "restore.h"
 #include "sigsafe.h"
+#include "stall.h"
 #include "units.h"
 
 #include <errno.h>
@@ -678,7 +679,7 @@ static bool join_workers(struct pmd_run *run, const sigset_t *set)
 	unsigned i;
 
 	for (i = 0; i < run->nworkers; i++) {
-		bool joined = false;
+		bool joined = false, busy_checked = false;
 
 		if (!run->started[i])
 			continue;
@@ -726,6 +727,13 @@ static bool join_workers(struct pmd_run *run, const sigset_t *set)
 			 */
 			if (pmd_monitor_child_moving(run, i))
 				pmd_monitor_kill_child(run, i);
+			/* one still on a CPU (a long op: a 1 GiB round) gets the longer limit */
+			if (pmd_now_ns() > deadline && !busy_checked) {
+				busy_checked = true;
+				if (pmd_monitor_worker_busy(run, i))
+					deadline += pmd_busy_limit(run->cfg->hang_timeout_ns) -
+						    run->cfg->hang_timeout_ns;
+			}
 			if (pmd_now_ns() > deadline) {
 				struct pmd_event ev;
 

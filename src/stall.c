@@ -32,40 +32,65 @@ bool pmd_read_schedstat(const char *path, uint64_t *cpu, uint64_t *rq)
 	return true;
 }
 
+/* Split @gap into still and busy, by the CPU time and run-queue wait since the reading. */
+static void split_gap(uint64_t gap, uint64_t ran, uint64_t waited, uint64_t *still,
+		      uint64_t *busy)
+{
+	*busy = gap > waited ? gap - waited : 0;
+	*still = *busy > ran ? *busy - ran : 0;
+}
+
 void pmd_beat_slow(struct pmd_wstats *s, uint64_t now)
 {
 	uint64_t last = __atomic_load_n(&s->beat_ns, __ATOMIC_RELAXED), gap = last ? now - last : 0;
-	uint64_t cpu, rq, waited = 0;
+	uint64_t cpu, rq, ran = 0, waited = 0, still, busy;
 	bool have = pmd_read_schedstat("/proc/thread-self/schedstat", &cpu, &rq);
 
-	/* waited since the last reading, which is at most 100 ms before the gap began */
-	if (have && __atomic_load_n(&s->rq_at, __ATOMIC_RELAXED))
+	/* since the last reading, which is at most 100 ms before the gap began */
+	if (have && __atomic_load_n(&s->rq_at, __ATOMIC_RELAXED)) {
 		waited = rq - __atomic_load_n(&s->rq_ns, __ATOMIC_RELAXED);
-	gap = gap > waited ? gap - waited : 0;
-	if (gap > __atomic_load_n(&s->gap_max_ns, __ATOMIC_RELAXED))
-		__atomic_store_n(&s->gap_max_ns, gap, __ATOMIC_RELAXED);
-	if (have)
+		ran = cpu - __atomic_load_n(&s->cpu_ns, __ATOMIC_RELAXED);
+	}
+	split_gap(gap, ran, waited, &still, &busy);
+	if (!have) /* no schedstat: who knows what it did; the longer limit judges it */
+		still = 0;
+	if (still > __atomic_load_n(&s->gap_max_ns, __ATOMIC_RELAXED))
+		__atomic_store_n(&s->gap_max_ns, still, __ATOMIC_RELAXED);
+	if (busy > __atomic_load_n(&s->busy_max_ns, __ATOMIC_RELAXED))
+		__atomic_store_n(&s->busy_max_ns, busy, __ATOMIC_RELAXED);
+	if (have) {
 		__atomic_store_n(&s->rq_ns, rq, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->cpu_ns, cpu, __ATOMIC_RELAXED);
+	}
 	__atomic_store_n(&s->rq_at, now, __ATOMIC_RELAXED);
 }
 
-/*
- * How long worker @ws has gone without a beat, less what it waited for a
- * CPU since its last reading: not hung, only not scheduled.
- */
-uint64_t pmd_worker_stall(const struct pmd_wstats *ws, uint64_t now)
+uint64_t pmd_worker_stall(const struct pmd_wstats *ws, uint64_t now, uint64_t *busy)
 {
-	uint64_t beat = __atomic_load_n(&ws->beat_ns, __ATOMIC_RELAXED), cpu, rq, waited = 0;
+	uint64_t beat = __atomic_load_n(&ws->beat_ns, __ATOMIC_RELAXED), cpu, rq;
+	uint64_t ran = 0, waited = 0, still;
 	int tid = __atomic_load_n(&ws->tid, __ATOMIC_RELAXED);
 	char path[64];
 
+	*busy = 0;
 	if (!beat || now < beat)
 		return 0;
 	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", tid);
-	if (tid > 0 && __atomic_load_n(&ws->rq_at, __ATOMIC_RELAXED) &&
-	    pmd_read_schedstat(path, &cpu, &rq))
+	if (tid <= 0 || !pmd_read_schedstat(path, &cpu, &rq)) {
+		*busy = now - beat; /* no schedstat: only the longer limit can judge it */
+		return 0;
+	}
+	if (__atomic_load_n(&ws->rq_at, __ATOMIC_RELAXED)) {
 		waited = rq - __atomic_load_n(&ws->rq_ns, __ATOMIC_RELAXED);
-	return now - beat > waited ? now - beat - waited : 0;
+		ran = cpu - __atomic_load_n(&ws->cpu_ns, __ATOMIC_RELAXED);
+	}
+	split_gap(now - beat, ran, waited, &still, busy);
+	return still;
+}
+
+uint64_t pmd_busy_limit(uint64_t hang_timeout_ns)
+{
+	return hang_timeout_ns > 60000000000ull ? hang_timeout_ns : 60000000000ull;
 }
 
 void pmd_child_watch(struct pmd_child_watch *c, pid_t pid)
@@ -81,11 +106,15 @@ int pmd_child_look(const struct pmd_worker *w, struct pmd_child_watch *c)
 	char path[64];
 
 	/*
-	 * Where the kernel keeps no schedstat, nothing moves: the child gets
-	 * --hang-timeout from the start of the wait, as any op does.
+	 * Where the kernel keeps no schedstat, nothing can be seen to move:
+	 * the child gets the longer limit from the start of the wait.
 	 */
 	snprintf(path, sizeof(path), "/proc/%d/schedstat", (int)c->pid);
-	if (pmd_read_schedstat(path, &cpu, &rq) && cpu + rq != c->progress) {
+	if (!pmd_read_schedstat(path, &cpu, &rq))
+		return now - c->moved_at > pmd_busy_limit(w->si->cfg->hang_timeout_ns)
+			       ? PMD_CHILD_STUCK
+			       : PMD_CHILD_STILL;
+	if (cpu + rq != c->progress) {
 		c->progress = cpu + rq;
 		c->moved_at = now;
 		return PMD_CHILD_MOVING;

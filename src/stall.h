@@ -20,10 +20,17 @@ struct pmd_wstats;
 bool pmd_read_schedstat(const char *path, uint64_t *cpu, uint64_t *rq);
 /*
  * How long worker @ws has gone without a beat at @now (pmd_coarse_ns()),
- * less what it waited for a CPU since its last reading: not hung, only not
- * scheduled.
+ * still: less what it waited for a CPU (not hung, only not scheduled) and
+ * what it ran since its last reading. *@busy gets the time less the wait
+ * only: on a CPU without a beat, judged against the longer limit.
  */
-uint64_t pmd_worker_stall(const struct pmd_wstats *ws, uint64_t now);
+uint64_t pmd_worker_stall(const struct pmd_wstats *ws, uint64_t now, uint64_t *busy);
+/*
+ * The limit for a worker busy on a CPU without a beat: a livelock, or an
+ * op that is only long (a 1 GiB round's faults, a compaction); 60 s at
+ * least, as the timeout was before it fit the run.
+ */
+uint64_t pmd_busy_limit(uint64_t hang_timeout_ns);
 /*
  * Every task's state, wchan and kernel stack, and those of the children
  * the workers wait for, into the report: once a run, the first caller's

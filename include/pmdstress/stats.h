@@ -108,15 +108,17 @@ struct pmd_wstats {
 	uint32_t state;	    /* enum pmd_worker_state; atomic */
 	/*
 	 * The worker's own clock of its progress (CLOCK_MONOTONIC_COARSE, ns):
-	 * when it last beat, and the longest it went between two beats, less
-	 * the time it waited on a run queue for a CPU (schedstat's run_delay,
-	 * read into rq_ns at rq_at) and asleep on purpose. A stall the
-	 * watchdog could not see as it happened (the whole process stopped,
-	 * the main thread with it) is still in here afterwards. All atomic.
+	 * when it last beat, and the longest it went between two beats still
+	 * (neither on a CPU nor waiting for one: schedstat's CPU time and
+	 * run_delay, read into cpu_ns and rq_ns at rq_at, and asleep on
+	 * purpose not counted) and busy (on a CPU without a beat: a
+	 * livelock, or a long op). A stall the watchdog could not see as it
+	 * happened (the whole process stopped, the main thread with it) is
+	 * still in here afterwards. All atomic.
 	 */
 	uint64_t beat_ns;
-	uint64_t gap_max_ns;
-	uint64_t rq_ns, rq_at;
+	uint64_t gap_max_ns, busy_max_ns;
+	uint64_t cpu_ns, rq_ns, rq_at;
 	int32_t tid;
 	int32_t child; /* the child the worker waits for (fork, exec), or 0 */
 } __attribute__((aligned(64)));
