@@ -804,13 +804,13 @@ int pmd_config_finish(struct pmd_config *cfg, char *err, size_t errlen)
 /*
  * --hang-timeout 0: fit the run. A stall must be judged within the run it
  * happens in, or a 10 s run (the default) stalled for 5 s ends clean; yet
- * the timeout must stay above the longest a healthy worker goes without a
- * beat, run-queue waits and waits for its peers left out: on this
- * project's 2-CPU development VM at a load average of 50 to 300 (other
- * runs), the default scenario's longest stall was 0.2-1.9 s and one
- * MADV_COLLAPSE call 3.7 s (README, "The kernel oracle"). A third of the
- * run, at least 3 s and at most 60 s: 3.3 s for 10 s; a stall across the
- * run's end is judged at the end (monitor.c check_gaps()).
+ * the timeout must stay above the longest a healthy worker goes still
+ * without a beat (run-queue waits and waits for its peers left out): on
+ * this project's 2-CPU development VM at a load average of 25 to 235
+ * (other runs), 0.09-0.76 s over every scenario, and one MADV_COLLAPSE
+ * call took 3.75 s of wall time (README, "The kernel oracle"). A third of
+ * the run, at least 3 s and at most 60 s: 3.3 s for 10 s; a stall across
+ * the run's end is judged at the end (monitor.c check_gaps()).
  */
 static int resolve_hang_timeout(struct pmd_config *cfg, char *err, size_t errlen)
 {
