@@ -121,6 +121,7 @@ struct pmd_wstats {
 	uint64_t cpu_ns, rq_ns, rq_at;
 	int32_t tid;
 	int32_t child; /* the child the worker waits for (fork, exec), or 0 */
+	uint64_t pace_cpu;  /* the worker's CPU time at its last pmd_pace() (ns) */
 } __attribute__((aligned(64)));
 
 static inline void pmd_counter_add(uint64_t *c, uint64_t n)
