@@ -78,8 +78,17 @@ static uint64_t memcg_hits(const struct pmd_limits *l)
 
 	if (!l->memcg_file[0])
 		return 0;
-	beside(l->memcg_file, "memory.events", path, sizeof(path));
+	/*
+	 * v2's memory.events counts the limits of the cgroups below too: the
+	 * seed race's memcg way hits its own cgroup's limit on purpose every
+	 * seed round. memory.events.local (5.2) counts only this limit's.
+	 */
+	beside(l->memcg_file, "memory.events.local", path, sizeof(path));
 	v = read_key(path, "max");
+	if (v == NONE) {
+		beside(l->memcg_file, "memory.events", path, sizeof(path));
+		v = read_key(path, "max");
+	}
 	if (v == NONE) {
 		beside(l->memcg_file, "memory.failcnt", path, sizeof(path));
 		v = read_u64(path);
@@ -108,9 +117,14 @@ static uint64_t oom_kills(void)
 
 void pmd_limits_start(struct pmd_limits *l)
 {
+	pthread_mutex_init(&l->lock, NULL);
+	pmd_limits_rebase(l);
+}
+
+void pmd_limits_rebase(struct pmd_limits *l)
+{
 	struct pmd_memlimit lim;
 
-	pthread_mutex_init(&l->lock, NULL);
 	pmd_memlimit_cgroup(&lim);
 	snprintf(l->memcg_file, sizeof(l->memcg_file), "%s", lim.bytes == NONE ? "" : lim.file);
 	pmd_memlimit_pids(&lim);

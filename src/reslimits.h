@@ -48,6 +48,14 @@ struct pmd_limits {
 
 /* Before the workers start (the main thread): the files and the counters. */
 void pmd_limits_start(struct pmd_limits *l);
+/*
+ * The same again once the run moved to a cgroup of its own (the seed race's
+ * memcg way, before its workers start): the limits that hold the run now.
+ * That cgroup's own limit is "max" then and is left out: the way sets it
+ * only inside its windows, and an ENOMEM met there is the run's own
+ * (pmd_memcg_window_since()), never the machine's.
+ */
+void pmd_limits_rebase(struct pmd_limits *l);
 /* What the limits are now, for a failure with @err. */
 void pmd_limits_read(const struct pmd_limits *l, int err, struct pmd_limit_reading *r);
 /*

@@ -12,6 +12,7 @@
 #include "fatal.h"
 #include "forensics.h"
 #include "jsonl.h"
+#include "memcg.h"
 #include "progress.h"
 #include "report.h"
 #include "restore.h"
@@ -253,6 +254,20 @@ static void seed_rng(struct pmd_worker *w, uint64_t seed)
 		w->rng[1] = 1;
 }
 
+bool pmd_enomem_own(const struct pmd_worker *w, int err)
+{
+	/*
+	 * Since its last beat: the op that failed began after it. A fork
+	 * is kept out of windows (pmd_memcg_charge_begin()): one that failed
+	 * in such a section met none, whatever closed before it began.
+	 */
+	uint64_t since = __atomic_load_n(&w->stats->beat_ns, __ATOMIC_RELAXED);
+	uint64_t kept = pmd_memcg_charged_until();
+
+	return (err == ENOMEM || err == -ENOMEM) &&
+	       pmd_memcg_window_since(w->si->run, kept > since ? kept : since);
+}
+
 void pmd_worker_error(struct pmd_worker *w, int err, const char *fmt, ...)
 {
 	struct pmd_run *run = w->si->run;
@@ -278,6 +293,19 @@ void pmd_worker_error(struct pmd_worker *w, int err, const char *fmt, ...)
 	 * near (src/reslimits.c). Else the kernel said ENOMEM or EAGAIN with no
 	 * reason the run can see, and that is the kernel's error or ours.
 	 */
+	/*
+	 * The seed race's memcg way set that limit itself, on purpose, around
+	 * the op: neither the machine's limit ("resources" would have bisect
+	 * skip a good kernel) nor the kernel's error. Said, not a finding;
+	 * stressors that can go on after one do (pmd_enomem_own()).
+	 */
+	if (pmd_enomem_own(w, err)) {
+		__atomic_fetch_add(&run->own_limit_errors, 1, __ATOMIC_RELAXED);
+		fprintf(stderr, "pmdstress: %s worker %u stops: %s (a seed round's memcg window "
+				"was open: the run's own limit, not a finding)\n",
+			w->si->st->name, w->index, ev.text);
+		return;
+	}
 	if (err == EAGAIN || err == ENOMEM) {
 		char why[224];
 		bool named = pmd_limits_explain(&run->limits, err, why, sizeof(why));

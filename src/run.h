@@ -85,6 +85,7 @@ struct pmd_run {
 	struct cds_wfcq_tail ev_tail;
 	uint64_t ev_count[PMD_EV_KIND_COUNT];
 	uint64_t resource_errors; /* atomic: EAGAIN or ENOMEM errors a near limit explains */
+	uint64_t own_limit_errors; /* atomic: ENOMEM met in the seed way's own memcg window */
 	struct pmd_limits limits; /* which limits are near, for those (src/reslimits.c) */
 	bool internal_claimed;	  /* atomic: first_internal is being written or written */
 	char first_internal[320]; /* the first error no limit explains: the verdict's line */

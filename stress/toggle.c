@@ -96,7 +96,8 @@ static const struct pmd_metric toggle_metrics[] = {
 	[M_SAMPLES] = { "vma_samples", PMD_METRIC_COUNT, "calls sampled for VMA counts",
 			PMD_BETTER_NONE },
 	[M_ENOMEM] = { "enomem", PMD_METRIC_COUNT,
-		       "calls that met a hole a partner left open for a moment (ENOMEM)",
+		       "calls that met a hole a partner left open for a moment, or a seed "
+		       "round's memcg window (ENOMEM)",
 		       PMD_BETTER_NONE },
 	[L_CHUNK] = { "chunk_call", PMD_METRIC_LATENCY, "one madvise of an exact 2 MiB chunk" },
 	[L_UNALIGNED] = { "unaligned_call", PMD_METRIC_LATENCY, "one madvise of an unaligned range" },
@@ -208,9 +209,11 @@ static int advise(struct pmd_worker *w, const struct toggle_state *st, bool huge
 	 * ENOMEM is a hole in the range only where a partner can leave one
 	 * (split's plain mremap: arena.h, holes); anywhere else the range is
 	 * mapped whole, and an ENOMEM is a VMA split that failed: a limit the
-	 * run names (the VMA count, the memory cgroup), or the kernel's error.
+	 * run names (the VMA count, the memory cgroup), or the kernel's error,
+	 * unless the seed race's memcg way had its own limit set meanwhile.
 	 */
-	if (rc == -ENOMEM && __atomic_load_n(&w->si->arena->holes, __ATOMIC_ACQUIRE)) {
+	if (rc == -ENOMEM &&
+	    (__atomic_load_n(&w->si->arena->holes, __ATOMIC_ACQUIRE) || pmd_enomem_own(w, rc))) {
 		pmd_count(w, M_ENOMEM, 1);
 		rc = 0;
 	}

@@ -218,6 +218,13 @@ static inline unsigned pmd_part_of(unsigned j, unsigned n, unsigned parts)
 unsigned pmd_pick_weighted(struct pmd_worker *w, const uint64_t *weight, unsigned n,
 			   uint64_t total);
 
+/*
+ * Whether @err (ENOMEM, either sign) can be the seed race's memcg window:
+ * the run's own limit, set on purpose since the worker's last beat. The op
+ * may be retried; pmd_worker_error() says such an error, not as a finding.
+ */
+bool pmd_enomem_own(const struct pmd_worker *w, int err);
+
 /* Report that something went wrong that is not corruption (-errno style). */
 void pmd_worker_error(struct pmd_worker *w, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

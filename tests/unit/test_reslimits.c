@@ -9,6 +9,9 @@
 #include "reslimits.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #define MIB (1ull << 20)
 
@@ -116,6 +119,50 @@ int main(void)
 	r.err = EIO;
 	r.as_limit = r.as_used;
 	CHECK(!judge(&r, why, sizeof(why)), "EIO is never a limit's");
+
+	/*
+	 * v2: a cgroup above the run's with a limit. Its memory.events counts
+	 * the "max" events of the cgroups below it too, the seed race's memcg
+	 * way's own on purpose each seed round; memory.events.local only its
+	 * limit's. The files as 6.1 writes them, in a directory of our own.
+	 */
+	{
+		static const char *const files[][2] = {
+			{ "memory.max", "1073741824\n" },
+			{ "memory.current", "8388608\n" },
+			{ "memory.events", "low 0\nhigh 0\nmax 40\noom 0\noom_kill 0\n" },
+			{ "memory.events.local", "low 0\nhigh 0\nmax 0\noom 0\noom_kill 0\n" },
+		};
+		char dir[] = "/tmp/pmd-reslimits-XXXXXX", path[128];
+		struct pmd_limits l2;
+		unsigned i;
+
+		CHECK(mkdtemp(dir) != NULL, "a directory for the files");
+		for (i = 0; i < 4; i++) {
+			FILE *f;
+
+			snprintf(path, sizeof(path), "%s/%s", dir, files[i][0]);
+			f = fopen(path, "w");
+			if (f) {
+				fputs(files[i][1], f);
+				fclose(f);
+			}
+		}
+		memset(&l2, 0, sizeof(l2));
+		snprintf(l2.memcg_file, sizeof(l2.memcg_file), "%s/memory.max", dir);
+		pmd_limits_read(&l2, ENOMEM, &r);
+		CHECK_EQ_U64(r.memcg_limit, 1073741824ull, "the limit read");
+		CHECK_EQ_U64(r.memcg_hits, 0, "the hits below it are not its own (events.local)");
+		snprintf(path, sizeof(path), "%s/memory.events.local", dir);
+		unlink(path);
+		pmd_limits_read(&l2, ENOMEM, &r);
+		CHECK_EQ_U64(r.memcg_hits, 40, "before 5.2, no events.local: memory.events");
+		for (i = 0; i < 4; i++) {
+			snprintf(path, sizeof(path), "%s/%s", dir, files[i][0]);
+			unlink(path);
+		}
+		rmdir(dir);
+	}
 
 	/* the cached path from any thread: a reading, judged, reused */
 	CHECK(pmd_limits_explain(&l, ENOMEM, why, sizeof(why)) == !far, "explain: %s", why);
