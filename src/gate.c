@@ -157,11 +157,23 @@ bool pmd_baton_wait(struct pmd_baton *b, unsigned batch, uint32_t seen, bool (*s
 	 * 20 s to wind down.
 	 */
 	struct timespec ts = { 1, 0 };
+	bool turn = true;
 
+	/*
+	 * The other batches' turns, not this worker's stall: each sleep ends
+	 * as the peers' (before @stop, which may beat): --hang-timeout 1s
+	 * took the 1 s sleeps here for a hang (exit 4).
+	 */
+	pmd_peers_wait();
 	while (__atomic_load_n(go, __ATOMIC_ACQUIRE) == seen) {
-		if (stop(arg))
-			return false;
+		if (stop(arg)) {
+			turn = false;
+			break;
+		}
 		syscall(SYS_futex, go, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+		pmd_peers_came();
+		pmd_peers_wait();
 	}
-	return true;
+	pmd_peers_came();
+	return turn;
 }

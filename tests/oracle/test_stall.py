@@ -9,7 +9,9 @@ a stall of seconds ended clean). The whole process is stopped from outside
 across its end: the watchdog cannot look while the process is stopped, and
 its workers move again right after, so only their own clocks of the gap
 tell (monitors.longest_stall_s); both runs must end with exit 4 and a hang
-event that says the whole run stalled. A run left alone stays clean."""
+event that says the whole run stalled. A run left alone stays clean, and so
+does one whose racers wait for their turn on the baton, with the shortest
+timeout."""
 import json
 import os
 import signal
@@ -88,5 +90,16 @@ for at, where in [(3.0, "in the middle of the run"), (8.0, "across the run's end
 r = run(BASE + ["--duration", "10s"])
 m = (r.doc or {}).get("monitors", {})
 check(r.rc == 0, f"a run left alone is clean (rc {r.rc}; longest stall "
+      f"{m.get('longest_stall_s')}s of {m.get('longest_stall_worker')}) {r.err.strip()[-200:]!r}")
+
+# More racing groups than CPUs: groups wait for their batch's turn on the baton
+# (src/gate.c), asleep up to 1 s at a time. That wait is the other batches', not
+# a stall: with the shortest --hang-timeout it was taken for a hang (exit 4).
+ncpu = len(os.sched_getaffinity(0))
+r = run(["--threads", "64", "--duration", "5s", "--hang-timeout", "1s", "--progress", "off",
+         "--quiet"])
+m = (r.doc or {}).get("monitors", {})
+check(r.rc == 0 and (m.get("longest_stall_s") or 0) < 1.0,
+      f"64 threads on {ncpu} CPUs, --hang-timeout 1s: clean (rc {r.rc}; longest stall "
       f"{m.get('longest_stall_s')}s of {m.get('longest_stall_worker')}) {r.err.strip()[-200:]!r}")
 done()
