@@ -19,6 +19,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -44,22 +45,41 @@ static uint64_t read_u64(const char *path)
 	return end == buf || errno ? NONE : v;
 }
 
-/* The number after "@key" in a "key value" file (memory.events, vmstat, meminfo). */
+/*
+ * The number after "@key" in a "key value" file (memory.events, vmstat,
+ * meminfo, status). open() and read() into the stack, never stdio: at
+ * vm.max_map_count a malloc that needs a mapping fails, and fopen() with
+ * it (a guest at the limit read every file as "none").
+ */
 static uint64_t read_key(const char *path, const char *key)
 {
-	char line[256];
+	char buf[512], *line, *nl;
+	size_t keep = 0, n = strlen(key);
 	uint64_t v = NONE;
-	size_t n = strlen(key);
-	FILE *f = fopen(path, "re");
+	ssize_t got;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-	if (!f)
+	if (fd < 0)
 		return NONE;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, key, n) && (line[n] == ' ' || line[n] == ':' || line[n] == '\t')) {
-			v = strtoull(line + n + 1 + strspn(line + n + 1, " \t:"), NULL, 10);
-			break;
+	while ((got = read(fd, buf + keep, sizeof(buf) - 1 - keep)) > 0) {
+		keep += (size_t)got;
+		buf[keep] = '\0';
+		for (line = buf; (nl = strchr(line, '\n')); line = nl + 1) {
+			*nl = '\0';
+			if (!strncmp(line, key, n) &&
+			    (line[n] == ' ' || line[n] == ':' || line[n] == '\t')) {
+				v = strtoull(line + n + 1 + strspn(line + n + 1, " \t:"), NULL, 10);
+				goto out;
+			}
 		}
-	fclose(f);
+		/* the part line left for the next read; a line longer than buf is dropped */
+		keep = strlen(line);
+		if (keep >= sizeof(buf) - 1)
+			keep = 0;
+		memmove(buf, line, keep);
+	}
+out:
+	close(fd);
 	return v;
 }
 
@@ -137,18 +157,18 @@ void pmd_limits_rebase(struct pmd_limits *l)
 
 static uint64_t count_maps(void)
 {
-	char buf[2048];
+	char buf[1024];
 	uint64_t n = 0;
 	ssize_t got;
-	FILE *f = fopen("/proc/self/maps", "re");
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 
-	if (!f)
+	if (fd < 0)
 		return NONE;
-	while ((got = (ssize_t)fread(buf, 1, sizeof(buf), f)) > 0)
+	while ((got = read(fd, buf, sizeof(buf))) > 0)
 		for (ssize_t i = 0; i < got; i++)
 			n += buf[i] == '\n';
-	fclose(f);
-	return n;
+	close(fd);
+	return got < 0 ? NONE : n;
 }
 
 /* Tasks (threads) whose /proc entry this user owns: what RLIMIT_NPROC counts. */
