@@ -249,11 +249,37 @@ static void oom_unshield(struct pmd_memcg *m)
 
 static void lift(struct pmd_memcg *m)
 {
-	__atomic_store_n(&m->win_closed_ns, pmd_now_ns(), __ATOMIC_RELEASE);
 	if (pwrite(m->limit_fd, m->version == 2 ? "max" : "-1", m->version == 2 ? 3 : 2, 0) < 0) {
 		m->last_errno = errno;
 		__atomic_add_fetch(&m->rearm_errors, 1, __ATOMIC_RELAXED);
 	}
+}
+
+/*
+ * Close window @seq (false if it is not open as @seq any more). The time is
+ * stamped before the close and after the lift: an ENOMEM met in the window
+ * is told from the machine's by it (pmd_memcg_window_since()), and one met
+ * between the close and the lift, with the limit still tight, too.
+ */
+static bool close_window(struct pmd_memcg *m, uint32_t seq)
+{
+	__atomic_store_n(&m->win_closed_ns, pmd_coarse_ns(), __ATOMIC_SEQ_CST);
+	if (!__atomic_compare_exchange_n(&m->win_seq, &seq, seq + 1, false, __ATOMIC_SEQ_CST,
+					 __ATOMIC_SEQ_CST))
+		return false;
+	lift(m);
+	__atomic_store_n(&m->win_closed_ns, pmd_coarse_ns(), __ATOMIC_SEQ_CST);
+	return true;
+}
+
+bool pmd_memcg_window_since(const struct pmd_run *run, uint64_t since)
+{
+	const struct pmd_memcg *m = &run->memcg;
+
+	if (!m->seed)
+		return false;
+	return (__atomic_load_n(&m->win_seq, __ATOMIC_SEQ_CST) & 1) ||
+	       __atomic_load_n(&m->win_closed_ns, __ATOMIC_SEQ_CST) >= since;
 }
 
 static long futex_op(uint32_t *word, int op, uint32_t val, const struct timespec *ts)
@@ -286,11 +312,8 @@ static void *keeper_main(void *arg)
 		}
 		/* open: give it its time, then close it if it is still this one */
 		if (futex_op(&m->win_seq, FUTEX_WAIT_PRIVATE, seq, &ts) && errno == ETIMEDOUT &&
-		    __atomic_compare_exchange_n(&m->win_seq, &seq, seq + 1, false,
-						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-			lift(m);
+		    close_window(m, seq))
 			__atomic_add_fetch(&m->win_forced, 1, __ATOMIC_RELAXED);
-		}
 	}
 	return NULL;
 }
@@ -330,6 +353,8 @@ int pmd_memcg_seed_enter(struct pmd_run *run, char *why, size_t len)
 	snprintf(m->home_procs, sizeof(m->home_procs), "%s/cgroup.procs", m->home);
 	m->seed = true;
 	oom_shield(m);
+	/* ENOMEM is judged against the limits that hold the run where it is now */
+	pmd_limits_rebase(&run->limits);
 	return 0;
 }
 
@@ -388,26 +413,8 @@ void pmd_memcg_seed_loose(struct pmd_run *run)
 
 	if (!m->seed || !(seq & 1))
 		return;
-	if (__atomic_compare_exchange_n(&m->win_seq, &seq, seq + 1, false, __ATOMIC_ACQ_REL,
-					__ATOMIC_ACQUIRE)) {
-		lift(m);
+	if (close_window(m, seq))
 		futex_op(&m->win_seq, FUTEX_WAKE_PRIVATE, 1, NULL); /* the keeper's clock stops */
-	}
-}
-
-bool pmd_memcg_seed_excuse(struct pmd_run *run)
-{
-	struct pmd_memcg *m = &run->memcg;
-	uint64_t closed;
-
-	if (!m->seed || !__atomic_load_n(&m->seed_tight, __ATOMIC_RELAXED))
-		return false;
-	closed = __atomic_load_n(&m->win_closed_ns, __ATOMIC_ACQUIRE);
-	if (!(__atomic_load_n(&m->win_seq, __ATOMIC_ACQUIRE) & 1) &&
-	    pmd_now_ns() - closed > PMD_MEMCG_EXCUSE_NS)
-		return false;
-	__atomic_add_fetch(&m->excused, 1, __ATOMIC_RELAXED);
-	return true;
 }
 
 void pmd_memcg_charge_begin(struct pmd_run *run)
@@ -426,12 +433,22 @@ void pmd_memcg_charge_begin(struct pmd_run *run)
 	}
 }
 
+/* When this thread's last charger section ended: no window was open in it. */
+static __thread uint64_t charged_until;
+
 void pmd_memcg_charge_end(struct pmd_run *run)
 {
 	struct pmd_memcg *m = &run->memcg;
 
-	if (m->seed)
-		__atomic_sub_fetch(&m->chargers, 1, __ATOMIC_SEQ_CST);
+	if (!m->seed)
+		return;
+	charged_until = pmd_coarse_ns();
+	__atomic_sub_fetch(&m->chargers, 1, __ATOMIC_SEQ_CST);
+}
+
+uint64_t pmd_memcg_charged_until(void)
+{
+	return charged_until;
 }
 
 void pmd_memcg_leave(struct pmd_memcg *m)
@@ -482,7 +499,6 @@ json_t *pmd_memcg_json(const struct pmd_run *run)
 	o = json_object();
 	json_object_set_new(o, "seed_windows", json_integer((json_int_t)m->seed_tight));
 	json_object_set_new(o, "seed_windows_forced", json_integer((json_int_t)m->win_forced));
-	json_object_set_new(o, "seed_window_errors", json_integer((json_int_t)m->excused));
 	json_object_set_new(o, "headroom", json_integer((json_int_t)m->headroom));
 	json_object_set_new(o, "version", json_integer(m->version));
 	json_object_set_new(o, "home", json_string(m->home));
@@ -508,11 +524,10 @@ void pmd_memcg_text(FILE *out, const struct pmd_run *run)
 	pmd_format_size(m->usage_max, max, sizeof(max));
 	if (m->seed_tight)
 		fprintf(out, "memcg (v%d, from %s): no limit but in %llu seed rounds' first stores "
-			     "(usage + %s; %llu closed by the keeper, %llu failed; %llu ENOMEM/EAGAIN "
-			     "of stressors put down to them), highest usage %s",
+			     "(usage + %s; %llu closed by the keeper, %llu failed), highest usage %s",
 			m->version, m->home, (unsigned long long)m->seed_tight, head,
 			(unsigned long long)m->win_forced, (unsigned long long)m->rearm_errors,
-			(unsigned long long)m->excused, max);
+			max);
 	else
 		fprintf(out, "memcg (v%d, from %s): limit = usage + %s, set %llu times (%llu "
 			     "failed), highest usage %s",

@@ -337,7 +337,7 @@ static int op_munmap(struct pmd_worker *w)
  * placeholder replaces it, so it is never a hole; older kernels, or a
  * mapping it refuses, get a plain move and a hole for a moment.
  */
-static int move_chunk(struct split_priv *sp, char *from, char *to)
+static int move_chunk(struct pmd_arena *a, struct split_priv *sp, char *from, char *to)
 {
 	int flags = MREMAP_MAYMOVE | MREMAP_FIXED;
 
@@ -348,6 +348,7 @@ static int move_chunk(struct split_priv *sp, char *from, char *to)
 		if (errno != EINVAL)
 			return -errno;
 		__atomic_store_n(&sp->no_dontunmap, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&a->holes, 1, __ATOMIC_RELEASE); /* the plain move leaves one */
 	}
 	return mremap(from, PMD_CHUNK_SIZE, PMD_CHUNK_SIZE, flags, to) == MAP_FAILED ? -errno : 0;
 }
@@ -433,7 +434,7 @@ static int move_away(struct pmd_worker *w)
 	home = home_of(a, c);
 	pmd_chunk_retire(c);
 	t = pmd_now_ns();
-	rc = move_chunk(sp, home, slot);
+	rc = move_chunk(a, sp, home, slot);
 	if (rc) {
 		rc = failed_move(w, c, home, slot, rc);
 		if (rc)
@@ -474,7 +475,7 @@ static int move_home(struct pmd_worker *w, struct pmd_chunk *c, unsigned i)
 
 	pmd_chunk_retire(c);
 	t = pmd_now_ns();
-	rc = move_chunk(sp, slot, home);
+	rc = move_chunk(a, sp, slot, home);
 	if (rc) {
 		rc = failed_move(w, c, slot, home, rc);
 		if (!rc)
