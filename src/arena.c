@@ -137,7 +137,9 @@ void pmd_chunk_exit(struct pmd_chunk *c)
 void pmd_chunk_retire(struct pmd_chunk *c)
 {
 	__atomic_fetch_or(&c->state, PMD_CHUNK_RETIRED, __ATOMIC_SEQ_CST);
+	pmd_peers_wait(); /* readers in the chunk: their stall if any, not ours */
 	synchronize_rcu();
+	pmd_peers_came();
 }
 
 void pmd_chunk_revive(struct pmd_chunk *c, char *addr)

@@ -569,6 +569,24 @@ static uint64_t seed_rand(void *g, uint64_t n)
 	return group_rand_below(g, n);
 }
 
+/*
+ * Test only: a pending --inject segv/sigbus on one of the group's chunks
+ * needs its page written this round, or it waits a whole cycle of the
+ * group's chunks for the next chance (seconds on a slow sanitizer build):
+ * the window is moved over that page, at a random place inside it.
+ */
+static void window_over_injection(struct fault_group *g, struct pmd_worker *w)
+{
+	const struct pmd_inject *inj = pmd_inject_get(w->si->run);
+
+	if ((inj->kind != PMD_INJECT_SEGV && inj->kind != PMD_INJECT_SIGBUS) ||
+	    g->win >= PMD_CHUNK_PAGES || g->round < inj->after_rounds || inj->chunk < g->lo ||
+	    inj->chunk >= g->hi)
+		return;
+	g->first_page = (inj->page + PMD_CHUNK_PAGES -
+			 (unsigned)group_rand_below(g, g->win)) % PMD_CHUNK_PAGES;
+}
+
 static void start_round(struct fault_group *g, struct pmd_worker *w, const struct fault_priv *fp)
 {
 	const struct fault_opts *o = fp->o;
@@ -586,6 +604,7 @@ static void start_round(struct fault_group *g, struct pmd_worker *w, const struc
 	g->win = (unsigned)o->pages;
 	if (g->seed.on && o->seed_pages < g->win)
 		g->win = (unsigned)o->seed_pages;
+	window_over_injection(g, w);
 	for (tries = 0; tries < span && g->ncur < g->want; tries++) {
 		unsigned idx = g->lo + g->cursor;
 		struct pmd_chunk *c = &a->chunks[idx];

@@ -90,6 +90,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <urcu.h>
 
@@ -319,20 +320,27 @@ void pmd_fork_unlock(void)
 	pthread_mutex_unlock(fork_mutex);
 }
 
-int pmd_fork_wait_fd(struct pmd_worker *w, int fd)
+int pmd_fork_wait_fd(struct pmd_worker *w, int fd, pid_t pid)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct pmd_child_watch cw;
 
-	/* a short timeout only to look at the stop flag; readiness wakes us at once */
-	while (!pmd_should_stop(w)) {
-		int n = poll(&pfd, 1, 50);
+	pmd_child_watch(&cw, pid);
+	/* a short timeout only to look at the child; readiness wakes us at once */
+	for (;;) {
+		int n = poll(&pfd, 1, 50), look;
 
 		if (n > 0)
 			return 1;
 		if (n < 0 && errno != EINTR)
 			return -errno;
+		look = pmd_child_look(w, &cw);
+		if (look == PMD_CHILD_STUCK)
+			return -ETIMEDOUT;
+		/* at the stop, a child that moves was only not done: killed unjudged */
+		if (pmd_aborting(w) || (look == PMD_CHILD_MOVING && pmd_should_stop(w)))
+			return 0;
 	}
-	return 0;
 }
 
 int pmd_fork_reap(pid_t pid, int *status)
@@ -348,6 +356,7 @@ void pmd_fork_child_init(pid_t parent)
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	if (getppid() != parent)
 		_exit(0);
+	pmd_pool_forget();
 }
 
 bool pmd_fork_backoff(struct pmd_worker *w, int err, unsigned eagain_metric)
@@ -375,17 +384,23 @@ void pmd_fork_eagain_say(const struct pmd_sinst *si, unsigned eagain_metric)
 			si->st->name, (unsigned long long)n);
 }
 
-int pmd_fork_wait(struct pmd_worker *w, pid_t pid, int *status)
+int pmd_fork_wait(struct pmd_worker *w, pid_t pid, int *status, const char *what)
 {
 	int fd = (int)syscall(SYS_pidfd_open, pid, 0), ready = 0, rc;
 
 	if (fd >= 0) {
-		ready = pmd_fork_wait_fd(w, fd);
+		ready = pmd_fork_wait_fd(w, fd, pid);
 		close(fd);
 	} else {
-		/* no pidfd (before 5.3): look every 100 us */
-		for (;;) {
+		/* no pidfd (before 5.3): look every 100 us (not asleep on purpose) */
+		const struct timespec nap = { 0, 100000 };
+		struct pmd_child_watch cw;
+		unsigned k = 0;
+
+		pmd_child_watch(&cw, pid);
+		for (;; k++) {
 			pid_t r = waitpid(pid, status, WNOHANG);
+			int look = PMD_CHILD_STILL;
 
 			if (r == pid)
 				return 0;
@@ -393,16 +408,23 @@ int pmd_fork_wait(struct pmd_worker *w, pid_t pid, int *status)
 				ready = -errno;
 				break;
 			}
-			if (!pmd_sleep(w, 100000))
+			if (k % 500 == 499) /* the child every 50 ms */
+				look = pmd_child_look(w, &cw);
+			ready = look == PMD_CHILD_STUCK ? -ETIMEDOUT : 0;
+			if (ready || pmd_aborting(w) ||
+			    (look == PMD_CHILD_MOVING && pmd_should_stop(w)))
 				break;
+			nanosleep(&nap, NULL);
 		}
 	}
 	if (ready == 1)
 		return pmd_fork_reap(pid, status);
-	/* stopped, or waiting failed: never leave the child behind */
+	if (ready == -ETIMEDOUT)
+		pmd_child_stuck(w, pid, what); /* before the kill: its stack as it is */
+	/* aborted, stuck, or waiting failed: never leave the child behind */
 	kill(pid, SIGKILL);
 	rc = pmd_fork_reap(pid, status);
-	return ready < 0 ? ready : rc ? rc : -EINTR;
+	return ready < 0 && ready != -ETIMEDOUT ? ready : rc ? rc : -EINTR;
 }
 
 unsigned pmd_fork_populate(struct pmd_sinst *si, unsigned *thp)
@@ -1252,7 +1274,7 @@ static int fork_once(struct pmd_worker *w, struct fork_priv *fp, struct fork_wor
 	uint64_t t0, t1, t2, s0 = 0, s1 = 0;
 	unsigned i;
 	int status = 0, rc, err, home;
-	bool quick; /* the child only exits */
+	bool quick, killed; /* quick: the child only exits */
 	pid_t pid;
 
 	if (children_check(fp)) {
@@ -1287,8 +1309,10 @@ static int fork_once(struct pmd_worker *w, struct fork_priv *fp, struct fork_wor
 		 * those few faults made pmdstress's fork/s 10-15% lower than the
 		 * bare loop's, whose child also only exits (bench/run.py forkexec).
 		 */
-		if (quick)
+		if (quick) {
+			pmd_pool_forget(); /* a syscall on nothing; src/pool.c says why */
 			_exit(0);
+		}
 		pmd_fork_child_init(fp->self);
 		pmd_memcg_fork_child(home);
 		child_altstack_off();
@@ -1336,12 +1360,15 @@ static int fork_once(struct pmd_worker *w, struct fork_priv *fp, struct fork_wor
 	 * a checking child short (pidfd_open, poll and close: three syscalls,
 	 * several microseconds a fork on this VM, where one costs about 1 us).
 	 */
-	rc = quick ? pmd_fork_reap(pid, &status) : pmd_fork_wait(w, pid, &status);
+	pmd_child_set(w, pid);
+	rc = quick ? pmd_fork_reap(pid, &status) : pmd_fork_wait(w, pid, &status, "fork child");
+	killed = rc == -EINTR || pmd_child_killed(w); /* by the run, not its death */
+	pmd_child_set(w, 0);
 	t2 = pmd_now_ns();
 	if (rc && rc != -EINTR)
 		pmd_worker_error(w, rc, "fork: waiting for child %d", (int)pid);
 	if (!rc || rc == -EINTR)
-		decode(w, fw, status, rc == -EINTR);
+		decode(w, fw, status, killed);
 	if (!rc) {
 		pmd_latency(w, L_REAP, t2 - t0);
 		pmd_count(w, M_OPS, 1);

@@ -584,7 +584,7 @@ static int live_munmap(struct pmd_worker *w)
  * placeholder replaces it, so it is never a hole; older kernels, or a
  * mapping it refuses, get a plain move and a hole for a moment.
  */
-static int move_chunk(struct split_priv *sp, char *from, char *to)
+static int move_chunk(struct pmd_arena *a, struct split_priv *sp, char *from, char *to)
 {
 	int flags = MREMAP_MAYMOVE | MREMAP_FIXED;
 
@@ -595,6 +595,7 @@ static int move_chunk(struct split_priv *sp, char *from, char *to)
 		if (errno != EINVAL)
 			return -errno;
 		__atomic_store_n(&sp->no_dontunmap, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&a->holes, 1, __ATOMIC_RELEASE); /* the plain move leaves one */
 	}
 	return mremap(from, PMD_CHUNK_SIZE, PMD_CHUNK_SIZE, flags, to) == MAP_FAILED ? -errno : 0;
 }
@@ -680,7 +681,7 @@ static int move_away(struct pmd_worker *w)
 	home = home_of(a, c);
 	pmd_chunk_retire(c);
 	t = pmd_now_ns();
-	rc = move_chunk(sp, home, slot);
+	rc = move_chunk(a, sp, home, slot);
 	if (rc) {
 		rc = failed_move(w, c, home, slot, rc);
 		if (rc)
@@ -721,7 +722,7 @@ static int move_home(struct pmd_worker *w, struct pmd_chunk *c, unsigned i)
 
 	pmd_chunk_retire(c);
 	t = pmd_now_ns();
-	rc = move_chunk(sp, slot, home);
+	rc = move_chunk(a, sp, slot, home);
 	if (rc) {
 		rc = failed_move(w, c, slot, home, rc);
 		if (!rc)
@@ -808,7 +809,7 @@ static int live_mremap(struct pmd_worker *w)
 	before = pmd_thp_probe(w->si->run, c, NULL);
 	pmd_chunk_retire(c);
 	t = pmd_now_ns();
-	rc = move_chunk(sp, from, to);
+	rc = move_chunk(a, sp, from, to);
 	if (rc) {
 		rc = failed_move(w, c, from, to, rc);
 		if (!rc && slot)

@@ -198,6 +198,13 @@ struct pmd_arena {
 	struct pmd_mempolicy mpol;
 	struct pmd_chunk *chunks;
 	bool unmapped; /* pmd_arena_unmap() ran: base and size are only a record now */
+	/*
+	 * Atomic: a range of the arena can be unmapped for a moment (split's
+	 * plain mremap, where MREMAP_DONTUNMAP is refused), so a call over it
+	 * may meet a hole (madvise's ENOMEM). Until then there are none: every
+	 * remap is a MAP_FIXED or mremap over a placeholder.
+	 */
+	uint32_t holes;
 };
 
 /* ---- memory accesses: always relaxed atomics ---------------------------- */
