@@ -16,7 +16,7 @@ import sys
 import tempfile
 import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
-from pmdtest import PMDSTRESS, check, done, run, skip  # noqa: E402
+from pmdtest import PMDSTRESS, check, done, reachable, run, skip, skip_part  # noqa: E402
 
 PROVE = shutil.which("prove")
 if not PROVE:
@@ -156,7 +156,7 @@ if os.geteuid() == 0:
     check(re.search(r"^# bad page map: .*" + re.escape(splat), text, re.M),
           f"splat: a diagnostic quotes the kernel's line\n{text}")
 else:
-    print("# SKIP splat check: writing into /dev/kmsg needs root")
+    skip_part("splat check: writing into /dev/kmsg needs root")
 
 # a stressor that ran but did no operation tested nothing: a skip, never a
 # pass, and no failure either (the run is clean). fork paced at 1/s takes its
@@ -201,7 +201,7 @@ setpriv = shutil.which("setpriv")
 if root_only and setpriv and os.geteuid() == 0:
     os.chmod(tmp, 0o777)
     tap = os.path.join(tmp, "skip.tap")
-    p = subprocess.run([setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", PMDSTRESS]
+    p = subprocess.run([setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", reachable(PMDSTRESS)]
                        + base[:-1] + [f"fault,{root_only[0]}", "--quiet", "--ktap", tap],
                        capture_output=True, text=True, timeout=60)
     check(p.returncode == 0, f"as nobody, fault runs and {root_only[0]} is skipped\n{p.stderr}")
@@ -217,7 +217,7 @@ if root_only and setpriv and os.geteuid() == 0:
     check(rc == 0 and "Result: PASS" in out and "# SKIP" in out,
           f"prove counts the skip, not a failure\n{out}")
 else:
-    print(f"# SKIP skip-path check: needs a [root] stressor ({root_only}), setpriv and root")
+    skip_part(f"skip-path check: needs a [root] stressor ({root_only}), setpriv and root")
 
 shutil.rmtree(tmp, ignore_errors=True)
 done()
