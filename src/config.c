@@ -13,6 +13,7 @@
 #include "units.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -767,6 +768,65 @@ static int check_output(const char *opt, const char *path, char *err, size_t err
 	return 0;
 }
 
+/* @path as an absolute name: its folder resolved (symlinks, "..") and its own name */
+static void output_name(const char *path, char *buf, size_t len)
+{
+	char dir[PMD_OPT_STRLEN], real[PATH_MAX];
+	const char *base = strrchr(path, '/');
+
+	snprintf(dir, sizeof(dir), "%.*s", base ? (int)(base - path) + (base == path) : 1,
+		 base ? path : ".");
+	if (!realpath(dir, real))
+		snprintf(real, sizeof(real), "%s", dir);
+	snprintf(buf, len, "%s/%s", real, base ? base + 1 : path);
+}
+
+static bool same_output(const char *a, const char *b)
+{
+	char na[PATH_MAX + PMD_OPT_STRLEN], nb[PATH_MAX + PMD_OPT_STRLEN];
+	struct stat sa, sb;
+
+	if (!strcmp(a, b))
+		return true;
+	if (!strcmp(a, "-") || !strcmp(b, "-"))
+		return false;
+	/* one file by two names: a hard link, a symlink, ./x and x */
+	if (!stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino)
+		return true;
+	output_name(a, na, sizeof(na));
+	output_name(b, nb, sizeof(nb));
+	return !strcmp(na, nb);
+}
+
+/*
+ * Each output its own file: two writing one, the one written last replaces
+ * the other (the report overwrote the time series) or they interleave; two
+ * on stdout would mix two formats in one stream.
+ */
+static int check_outputs_apart(const struct pmd_config *cfg, char *err, size_t errlen)
+{
+	const struct {
+		const char *opt, *path;
+	} out[] = { { "json", cfg->json }, { "jsonl", cfg->jsonl }, { "ktap", cfg->ktap } };
+	unsigned i, j;
+
+	for (i = 0; i < 3; i++)
+		for (j = i + 1; j < 3; j++) {
+			if (!out[i].path[0] || !out[j].path[0] ||
+			    !same_output(out[i].path, out[j].path))
+				continue;
+			if (!strcmp(out[i].path, "-"))
+				return pmd_errf(err, errlen, "--%s - and --%s - both want stdout ('-'); "
+							     "send one of them to a file", out[i].opt,
+						out[j].opt);
+			return pmd_errf(err, errlen, "--%s '%s' and --%s '%s' are one file: the one "
+						     "written last would replace the other; give "
+						     "each its own", out[i].opt, out[i].path,
+					out[j].opt, out[j].path);
+		}
+	return 0;
+}
+
 /* --memcg-headroom: the storm's rounds set the limit; without them it would never be set */
 static int check_memcg(const struct pmd_config *cfg, char *err, size_t errlen)
 {
@@ -817,7 +877,8 @@ static int finish_checks(struct pmd_config *cfg, char *err, size_t errlen)
 	int rc;
 
 	if (check_output("json", cfg->json, err, errlen) ||
-	    check_output("ktap", cfg->ktap, err, errlen))
+	    check_output("jsonl", cfg->jsonl, err, errlen) ||
+	    check_output("ktap", cfg->ktap, err, errlen) || check_outputs_apart(cfg, err, errlen))
 		return -EINVAL;
 
 	if (cfg->size % (2ull << 20)) {
