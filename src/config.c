@@ -11,6 +11,7 @@
 #include "memlimit.h"
 #include "numa.h"
 #include "units.h"
+#include "usage.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -948,14 +949,12 @@ void pmd_config_help(FILE *out)
 {
 	unsigned i;
 
+	pmd_usage_lines(out);
 	fprintf(out,
-		"usage: pmdstress [run] [--config SCENARIO|FILE.ini] [--OPTION VALUE]...\n"
-		"       pmdstress list | help | version\n\n"
-		"Races transparent huge page (PMD) faults against PTE faults and their partners\n"
-		"in one shared anonymous VMA, measures what they cost, and verifies every page.\n"
-		"Exit: 0 clean, 1 corruption, 2 usage, 3 kernel splat/taint, 4 hang,\n"
-		"      5 internal error, 125 cannot run here.\n\n"
-		"Options (also [global] keys of a scenario file; the command line wins):\n");
+		"\nRaces transparent huge page (PMD) faults against PTE faults and their partners\n"
+		"in one shared anonymous VMA, measures what they cost, and verifies every page.\n");
+	pmd_exit_line(out);
+	fprintf(out, "\nOptions (also [global] keys of a scenario file; the command line wins):\n");
 	help_table(out, pmd_global_options, "");
 	fprintf(out, "\nEvery stressor also has (key in its [section], or --<stressor>-KEY):\n");
 	help_table(out, pmd_common_options, "<stressor>-");
