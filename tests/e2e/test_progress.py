@@ -27,7 +27,7 @@ r = run(["--config", "mmap_anon_test", "--size", "64M", "--rounds", "2", "--inte
 bench = [l for l in r.out.splitlines() if l.startswith("[") and "] ops " in l]
 heads = [re.match(r"^\[(warm-up|round (\d+)/2) (\S+), at most (\S+)\] ops ", l) for l in bench]
 check(r.rc == 0 and bench and all(heads), f"bench mode: every line is '[warm-up|round i/2 T, at "
-      f"most 300s] ...' ({bench[:3]})")
+      f"most 300s] ...' (rc {r.rc}; {[b for b, h in zip(bench, heads) if not h][:3] or bench[:2]})")
 order = [0 if h.group(1) == "warm-up" else int(h.group(2)) for h in heads if h]
 check(order == sorted(order) and all(h.group(4) == "300s" for h in heads if h),
       f"bench mode: the warm-up first, then the rounds in order, under the 5m limit ({order})")
