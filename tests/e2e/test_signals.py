@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # labels: e2e
-# timeout: 120
+# timeout: 300
 """Ctrl-C ends a run cleanly with a full report, then by the signal; a second
 signal exits at once without a report (exit 6), also during start-up and
 while the report is being written. The same signal again from a process
@@ -129,7 +129,9 @@ try:
     p.wait(timeout=5)
     dt = time.monotonic() - t0
     err = p.stderr.read()
-    check(p.returncode == NO_REPORT and dt < 1.0,
+    # "at once": the report blocks for good on its full pipe, so any exit is the
+    # second signal's; seconds allow for a loaded machine
+    check(p.returncode == NO_REPORT and dt < 4.0,
           f"second Ctrl-C during the report: exit {NO_REPORT} at once (rc {p.returncode}, "
           f"{dt:.2f}s) {err[-300:]!r}")
     check("SIGINT again from pid" in err and "exiting at once, no report (exit 6)" in err,
@@ -151,7 +153,7 @@ try:
     p.wait(timeout=5)
     dt = time.monotonic() - t0
     err = p.stderr.read()
-    check(p.returncode == NO_REPORT and dt < 1.0 and "SIGTERM after SIGINT" in err,
+    check(p.returncode == NO_REPORT and dt < 4.0 and "SIGTERM after SIGINT" in err,
           f"SIGTERM after SIGINT during the report: exit {NO_REPORT} at once (rc "
           f"{p.returncode}, {dt:.2f}s) {err[-300:]!r}")
 except subprocess.TimeoutExpired:
