@@ -114,7 +114,7 @@ int main(int argc, char **argv)
 		const char *s;
 		char names[128];
 
-		for (i = 0; pmd_commands[i].name && i < 15; i++)
+		for (i = 0; i < 15 && pmd_commands[i].name; i++)
 			cmds[i].name = pmd_commands[i].name;
 		s = pmd_opt_suggest(cmds, cmd);
 		pmd_command_names(names, sizeof(names));
