@@ -16,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
-from pmdtest import PMDSTRESS, check, done, fail, run  # noqa: E402
+from pmdtest import PMDSTRESS, check, done, fail, run, skip_part  # noqa: E402
 
 tmp = tempfile.mkdtemp(prefix="pmdcmp-")
 base = ["--threads", "4", "--size", "16M", "--progress", "off", "--quiet", "--stressors", "fault"]
@@ -237,7 +237,7 @@ if r.rc == 0 and r.doc and r.doc.get("rounds"):
     check(rc == 0 and "2 rounds" in out and rows(out)[("fault", "ops_per_s")][-1] == "~",
           f"a real --rounds report compares over its rounds\n{out}\n{err}")
 else:
-    print(f"# SKIP real --rounds check: bench mode did not run clean here (exit {r.rc})")
+    skip_part(f"real --rounds check: bench mode did not run clean here (exit {r.rc})")
 
 # ---- incomparable reports ----------------------------------------------------
 c6 = report("threads 6", ["--threads", "6"])
