@@ -63,7 +63,7 @@ help_codes = [int(c) for c in re.findall(r"(?:^|,)\s*(\d+) ", m.group(1).replace
     if m else []
 readme = open(os.path.join(SOURCE_DIR, "README.md")).read()
 sect = readme.split("## Exit status", 1)[1].split("\n## ", 1)[0]
-readme_codes = [int(c) for c in re.findall(r"^\| (\d+) \|", sect, re.M)]
+readme_codes = list(dict.fromkeys(int(c) for c in re.findall(r"^\| (\d+) \|", sect, re.M)))  # a code may have several rows
 man_path = os.path.join(BUILD_DIR, "pmdstress.1")
 man = open(man_path).read() if os.path.exists(man_path) else ""
 msect = man.split(".SH EXIT STATUS", 1)[-1].split(".SH ", 1)[0]
