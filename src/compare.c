@@ -978,17 +978,23 @@ static void fmt_val(double v, enum cmp_unit u, char *buf, size_t len)
 	}
 }
 
-/* "a.json" or "a1.json, a2.json (2 reports)": the files of side @col of kind @k. */
-static void side_files(const struct cmp *c, unsigned col, int k, char *buf, size_t len)
+/* The files of side @col of kind @k: all of them, or the first and last of many. */
+static void side_files(const struct cmp *c, unsigned col, unsigned k, char *buf, size_t len)
 {
-	size_t at = 0;
-	unsigned i;
+	const char *first = NULL, *last = NULL;
+	unsigned i, n = 0;
 
-	buf[0] = 0;
-	for (i = 0; i < c->nfiles && at < len; i++)
-		if (c->f[i].col == col && (k < 0 || c->f[i].kind == (unsigned)k))
-			at += (size_t)snprintf(buf + at, len - at, "%s%s", at ? ", " : "",
-					       c->f[i].path);
+	for (i = 0; i < c->nfiles; i++)
+		if (c->f[i].col == col && c->f[i].kind == k) {
+			first = first ? first : c->f[i].path;
+			last = c->f[i].path;
+			n++;
+		}
+	if (n <= 2)
+		snprintf(buf, len, "%s%s%s", first ? first : "", n == 2 ? ", " : "",
+			 n == 2 ? last : "");
+	else
+		snprintf(buf, len, "%s ... %s", first, last);
 }
 
 static void print_files(const struct cmp *c)
@@ -1040,7 +1046,7 @@ static void print_files(const struct cmp *c)
 			rel = json_string_value(json_object_get(
 			    json_object_get(json_object_get(f->doc, "system"), "kernel"),
 			    "release"));
-			side_files(c, col, (int)k, files, sizeof(files));
+			side_files(c, col, k, files, sizeof(files));
 			printf("  [%c] %s (%s): %u report%s (%u rounds), kernel %s: %s\n",
 			       'A' + col, c->k[k].scenario, c->k[k].stressors, c->k[k].nfiles[col],
 			       c->k[k].nfiles[col] == 1 ? "" : "s", rounds, rel ? rel : "?", files);
@@ -1080,19 +1086,15 @@ static void print_row(const struct cmp *c, const struct cmp_row *r)
 	printf("\n");
 }
 
-static void print_stressor(const struct cmp *c, const struct cmp_stressor *s, unsigned *hidden)
+static void print_stressor(const struct cmp *c, const struct cmp_stressor *s)
 {
 	unsigned i, col, shown = 0, skipped = 0;
 
 	for (i = 0; i < c->nrows; i++) {
 		const struct cmp_row *r = &c->rows[i];
 
-		if (r->kind != s->kind || strcmp(r->stressor, s->name))
-			continue;
-		if (row_shown(c, r))
-			shown++;
-		else
-			(*hidden)++;
+		if (r->kind == s->kind && !strcmp(r->stressor, s->name))
+			shown += row_shown(c, r);
 	}
 	for (col = 0; col < c->ncols; col++)
 		skipped += !s->ran[col] && strcmp(s->name, "race");
@@ -1186,19 +1188,104 @@ static void print_seed_table(const struct cmp *c, unsigned k)
 	}
 }
 
+/* @line without its trailing blanks, and a newline. */
+static void put_line(char *line)
+{
+	size_t n = strlen(line);
+
+	while (n && line[n - 1] == ' ')
+		line[--n] = '\0';
+	puts(line);
+}
+
+static bool aim9_kind(const struct cmp *c, unsigned k)
+{
+	return !strcmp(c->k[k].scenario, "aim9") || !strcmp(c->k[k].scenario, "aim9_4k");
+}
+
+/*
+ * The 2011 table, as mmtests' compare-kernels prints AIM9: a Mean and a
+ * Stddev line per test, each side's value and its change against [A],
+ * with the p-value and mark of the test. One table per aim9 scenario.
+ */
+static void print_aim9_table(const struct cmp *c, const char *scenario)
+{
+	static const char *const tests[] = { "page", "brk", "fork", "exec" };
+	char line[1024];
+	unsigned t, k, col;
+	size_t at;
+
+	printf("\n%s, the 2011 table (AIM9 rates, ops/s; %s):\n", scenario,
+	       c->per_report ? "each sample the mean of one report's rounds" : "samples: rounds");
+	at = (size_t)snprintf(line, sizeof(line), "%16s", "");
+	for (col = 0; col < c->ncols && at < sizeof(line); col++)
+		at += (size_t)snprintf(line + at, sizeof(line) - at, " %8s[%c]%*s", "", 'A' + col,
+				       col ? 26 : 10, "");
+	put_line(line);
+	for (t = 0; t < 4; t++) {
+		const struct cmp_row *r = NULL;
+		char name[16];
+
+		for (k = 0; k < c->nkinds && !r; k++)
+			if (!strcmp(c->k[k].scenario, scenario))
+				r = find_row(c, k, tests[t], "ops_per_s");
+		if (!r)
+			continue;
+		snprintf(name, sizeof(name), "%s_test", tests[t]);
+		at = (size_t)snprintf(line, sizeof(line), "%-6s %-9s", "Mean", name);
+		for (col = 0; col < c->ncols && at < sizeof(line); col++) {
+			const struct pmd_welford *w = side(c, r, col);
+			char p[16] = "-";
+
+			if (!isnan(r->padj[col]) && col)
+				snprintf(p, sizeof(p), "%.3g", r->padj[col]);
+			if (!w->n)
+				at += (size_t)snprintf(line + at, sizeof(line) - at, " %11s %9s%s", "-",
+						       "", col ? "                " : "");
+			else if (!col)
+				at += (size_t)snprintf(line + at, sizeof(line) - at,
+						       " %11.2f (%+6.2f%%)", w->mean, 0.0);
+			else
+				at += (size_t)snprintf(line + at, sizeof(line) - at,
+						       " %11.2f (%+6.2f%%) p %-6s %-6s", w->mean,
+						       r->change[col], p, r->sig[col]);
+		}
+		put_line(line);
+		at = (size_t)snprintf(line, sizeof(line), "%-6s %-9s", "Stddev", name);
+		for (col = 0; col < c->ncols && at < sizeof(line); col++)
+			at += (size_t)snprintf(line + at, sizeof(line) - at, " %11.2f %10s%s",
+					       pmd_welford_stddev(side(c, r, col)), "",
+					       col ? "                " : "");
+		put_line(line);
+	}
+}
+
 static void print_table(const struct cmp *c)
 {
 	unsigned i, k, col, hidden = 0;
+	bool aim9_done[2] = { false, false };
 
 	print_files(c);
+	for (i = 0; i < c->nrows; i++)
+		hidden += !row_shown(c, &c->rows[i]);
 	for (k = 0; k < c->nkinds; k++) {
 		if (!strcmp(c->k[k].scenario, "mmap_anon_test"))
 			print_seed_table(c, k);
+		if (aim9_kind(c, k)) {
+			bool is4k = !strcmp(c->k[k].scenario, "aim9_4k");
+
+			if (!aim9_done[is4k])
+				print_aim9_table(c, c->k[k].scenario);
+			aim9_done[is4k] = true;
+			/* the table said all the headlines say */
+			if (!c->all && !c->gate_list)
+				continue;
+		}
 		if (c->nkinds > 1)
 			printf("\n== %s: %s ==", c->k[k].scenario, c->k[k].stressors);
 		for (i = 0; i < c->nst; i++)
 			if (c->st[i].kind == k)
-				print_stressor(c, &c->st[i], &hidden);
+				print_stressor(c, &c->st[i]);
 	}
 	printf("\nbetter/worse: significant at 95%%: Welch's t-test, two-sided, Holm-corrected; p: "
 	       "the Holm-adjusted p-value;\n~: not significant; n<2: a side has fewer than two "

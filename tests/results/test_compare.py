@@ -396,6 +396,26 @@ check(rc == 0 and "== mmap_anon_test: fault ==" in out and "== race: fault ==" i
 rc, out, err = compare(f"{mp[0]},{mp[1]},{pa}", f"{mp[2]},{mp[3]}")
 check(rc == 2 and "[B] has no report of scenario race" in err,
       f"a kind one side lacks: not comparable\n{err}")
+# aim9: one report per test and boot; the 2011 table in mmtests' layout
+adocs = {}
+for side in "ab":
+    for i in range(2):
+        for test in ("page", "fork"):
+            r = run(["--config", "aim9", "--stressors", test, "--single-thread", "--duration",
+                     "200ms", "--rounds", "2", "--progress", "off", "--quiet"], timeout=120)
+            if not (r.rc == 0 and r.doc):
+                fail(f"aim9 {test} run: exit {r.rc}\n{r.show()}")
+            adocs.setdefault(side, []).append(save(f"aim9-{side}{i}-{test}.json", r.doc))
+rc, out, err = compare(",".join(adocs["a"]), ",".join(adocs["b"]))
+table = out[out.index("aim9, the 2011 table"):].splitlines() if "the 2011 table" in out else []
+check(rc == 0 and len(table) >= 6 and re.match(r"^Mean   page_test +[0-9.]+ \( \+0\.00%\) +"
+                                               r"[0-9.]+ \([+-][0-9.]+%\) p [0-9.]+ +(~|better|worse)",
+                                               table[2])
+      and table[3].startswith("Stddev page_test") and table[4].startswith("Mean   fork_test"),
+      f"aim9: the 2011 table, Mean and Stddev per test, change and mark\n{out}")
+check("== aim9" not in out and "gated: 2 figures" in out,
+      "the table stands for the aim9 sections; page and fork ops/s are the gated figures")
+
 rc, out, err = compare(f"{mp[0]},", mp[1])
 check(rc == 2 and "an empty report name" in err and len(err.strip().splitlines()) == 1,
       f"a trailing comma: one line, exit 2\n{err}")
