@@ -1210,7 +1210,7 @@ static bool aim9_kind(const struct cmp *c, unsigned k)
  */
 static void print_aim9_table(const struct cmp *c, const char *scenario)
 {
-	static const char *const tests[] = { "page", "brk", "fork", "exec" };
+	static const char *const tests[] = {"page", "brk", "fork", "exec"};
 	char line[1024];
 	unsigned t, k, col;
 	size_t at;
@@ -1240,8 +1240,8 @@ static void print_aim9_table(const struct cmp *c, const char *scenario)
 			if (!isnan(r->padj[col]) && col)
 				snprintf(p, sizeof(p), "%.3g", r->padj[col]);
 			if (!w->n)
-				at += (size_t)snprintf(line + at, sizeof(line) - at, " %11s %9s%s", "-",
-						       "", col ? "                " : "");
+				at += (size_t)snprintf(line + at, sizeof(line) - at, " %11s %9s%s",
+						       "-", "", col ? "                " : "");
 			else if (!col)
 				at += (size_t)snprintf(line + at, sizeof(line) - at,
 						       " %11.2f (%+6.2f%%)", w->mean, 0.0);
@@ -1263,7 +1263,7 @@ static void print_aim9_table(const struct cmp *c, const char *scenario)
 static void print_table(const struct cmp *c)
 {
 	unsigned i, k, col, hidden = 0;
-	bool aim9_done[2] = { false, false };
+	bool aim9_done[2] = {false, false};
 
 	print_files(c);
 	for (i = 0; i < c->nrows; i++)
