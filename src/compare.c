@@ -844,33 +844,66 @@ static int mark_gate_list(struct cmp *c)
 	return 0;
 }
 
-/* Each kind's headline figures (headline()); the fallbacks where it has none. */
-static void mark_headlines(struct cmp *c)
-{
-	unsigned k, i, rule, n;
-
-	for (k = 0; k < c->nkinds; k++) {
-		/* headline(); else the fallback; else (no fault stressor) each stressor's rate */
-		for (rule = n = 0; rule < 3 && !n; rule++) {
-			for (i = 0; i < c->nrows; i++) {
-				struct cmp_row *r = &c->rows[i];
-
-				if (r->kind != k)
-					continue;
-				if (rule == 0	? headline(c->k[k].scenario, r->stressor, r->metric)
-				    : rule == 1 ? headline_fallback(r->stressor, r->metric)
-						: !strcmp(r->metric, "ops_per_s")) {
-					r->gated = true;
-					n++;
-				}
-			}
-		}
-	}
-}
-
 static const struct pmd_welford *side(const struct cmp *c, const struct cmp_row *r, unsigned col)
 {
 	return c->per_report ? &r->s[col].across : &r->s[col].flat;
+}
+
+static bool rule_match(const struct cmp *c, unsigned rule, const struct cmp_row *r)
+{
+	switch (rule) {
+	case 0:
+		return headline(c->k[r->kind].scenario, r->stressor, r->metric);
+	case 1:
+		return headline_fallback(r->stressor, r->metric);
+	default: /* a storm without the fault stressor: each stressor's rate */
+		return !strcmp(r->metric, "ops_per_s");
+	}
+}
+
+/* Two samples or more on every side. */
+static bool row_testable(const struct cmp *c, const struct cmp_row *r)
+{
+	unsigned col;
+
+	for (col = 0; col < c->ncols; col++)
+		if (side(c, r, col)->n < 2)
+			return false;
+	return true;
+}
+
+/*
+ * Each kind's headline figures: headline(), else the fallback, else each
+ * stressor's rate; the first rule that has a figure testable on every side
+ * (a report whose "race" object is the run's only, not each round's, gives
+ * one race sample per report: with one report a side the fault stressor's
+ * per-round figure is the one a test can judge), or failing that the first
+ * that has a figure at all.
+ */
+static void mark_headlines(struct cmp *c)
+{
+	unsigned k, i, rule, pick;
+
+	for (k = 0; k < c->nkinds; k++) {
+		unsigned first = 3;
+
+		for (pick = 3, rule = 0; rule < 3 && pick == 3; rule++)
+			for (i = 0; i < c->nrows; i++) {
+				const struct cmp_row *r = &c->rows[i];
+
+				if (r->kind != k || !rule_match(c, rule, r))
+					continue;
+				if (first == 3)
+					first = rule;
+				if (row_testable(c, r))
+					pick = rule;
+			}
+		if (pick == 3)
+			pick = first;
+		for (i = 0; pick < 3 && i < c->nrows; i++)
+			if (c->rows[i].kind == k && rule_match(c, pick, &c->rows[i]))
+				c->rows[i].gated = true;
+	}
 }
 
 /* Welch's test of every row of side @col against [A], then Holm per family. */

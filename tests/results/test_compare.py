@@ -295,6 +295,33 @@ check(len(notes) == 1 and notes[0].startswith("pmdstress compare: note: --thresh
 rc, out, err = compare(pA, pA, "--threshold", "5")
 check(rc == 0 and "could not be tested" not in err, f"all testable: no note\n{err}")
 
+# ---- the run's "race" object (the lead's collided and seed-race rates) ----------
+def with_race(doc, per_round, seed_scale=1.0):
+    d = copy.deepcopy(doc)
+    d["race"] = {"rounds": 400, "collided": 200, "seed_race": 8, "rounds_per_s": 100.0,
+                 "collided_per_s": 50.0, "seed_race_per_s": 2.0 * seed_scale}
+    if per_round:
+        for k, r in enumerate(x for x in d["rounds"] if not x.get("warmup")):
+            r["race"] = {"rounds": 100, "collided": 50, "seed_race": 2,
+                         "collided_per_s": 50.0 + k, "seed_race_per_s": (2.0 + 0.1 * k) * seed_scale}
+    return d
+
+
+rc, out, err = compare(save("race-run.json", with_race(At, False)),
+                       save("race-run2.json", with_race(At, False)), "--all")
+check(gated(out) == {"race.collided_per_s"} and "collided_per_s" in out and
+      "seed_race_per_s" in out,
+      f"a run-level race object only: one sample a side, so the fault stressor's per-round "
+      f"collided rate is gated; the race rates are shown\n{out}")
+ra, rb = with_race(At, True), with_race(At, True, seed_scale=0.5)
+rc, out, err = compare(save("race-a.json", ra), save("race-b.json", rb), "--threshold", "5")
+t = rows(out)
+check(rc == 1 and set(t) == {("race", "collided_per_s"), ("race", "seed_race_per_s")} and
+      t[("race", "seed_race_per_s")][-2:] == ["-50.00%", "worse"] and
+      t[("race", "collided_per_s")][-1] == "~",
+      f"a race object in every round: collided and seed-race rounds/s are the headlines; "
+      f"seed races halved: worse, exit 1\n{out}\n{err}")
+
 # ---- Holm: many figures tested at once do not make a false alarm likely -------
 # 40 copies of one noisy figure, each B shifted by a p of about 0.01 alone: without a
 # correction every one is "worse"; with Holm over 40, none is.
