@@ -861,33 +861,36 @@ static bool rule_match(const struct cmp *c, unsigned rule, const struct cmp_row 
 	}
 }
 
-/* Two samples or more on every side. */
-static bool row_testable(const struct cmp *c, const struct cmp_row *r)
+/* The sides (after [A]) where @r has two samples or more, and so does [A]. */
+static unsigned row_testable_sides(const struct cmp *c, const struct cmp_row *r)
 {
-	unsigned col;
+	unsigned col, n = 0;
 
-	for (col = 0; col < c->ncols; col++)
-		if (side(c, r, col)->n < 2)
-			return false;
-	return true;
+	if (side(c, r, 0)->n < 2)
+		return 0;
+	for (col = 1; col < c->ncols; col++)
+		n += side(c, r, col)->n >= 2;
+	return n;
 }
 
 /*
  * Each kind's headline figures: headline(), else the fallback, else each
- * stressor's rate; the first rule that has a figure testable on every side
- * (a report whose "race" object is the run's only, not each round's, gives
- * one race sample per report: with one report a side the fault stressor's
- * per-round figure is the one a test can judge), or failing that the first
- * that has a figure at all.
+ * stressor's rate; the first rule whose figures can be tested against [A]
+ * on the most sides, or failing any, the first that has a figure at all.
+ * A report's top-level "race" object is one sample per report: with one
+ * report a side its rates cannot be tested, and the fault stressor's
+ * per-round collided rate is the figure a test can judge; a side of one
+ * round-less run among sides of rounds leaves the others gated on what
+ * they can test, and is named as untested.
  */
 static void mark_headlines(struct cmp *c)
 {
-	unsigned k, i, rule, pick;
+	unsigned k, i, rule, pick, best, n;
 
 	for (k = 0; k < c->nkinds; k++) {
 		unsigned first = 3;
 
-		for (pick = 3, rule = 0; rule < 3 && pick == 3; rule++)
+		for (pick = 3, best = 0, rule = 0; rule < 3; rule++)
 			for (i = 0; i < c->nrows; i++) {
 				const struct cmp_row *r = &c->rows[i];
 
@@ -895,8 +898,11 @@ static void mark_headlines(struct cmp *c)
 					continue;
 				if (first == 3)
 					first = rule;
-				if (row_testable(c, r))
+				n = row_testable_sides(c, r);
+				if (n > best) {
+					best = n;
 					pick = rule;
+				}
 			}
 		if (pick == 3)
 			pick = first;

@@ -110,14 +110,19 @@ pa, pb = save("a1.json", a1), save("b1.json", b1)
 rc, out, err = compare(pa, pb)
 t = rows(out)
 check(rc == 0, f"compare of two single runs exits 0\n{out}\n{err}")
-check(set(t) == {("fault", "race.collided_per_s")},
-      f"by default only the headline figure: the race's collided rounds/s\n{out}")
+RACE = {("race", "collided_per_s"), ("race", "seed_race_per_s")}
+check(all(isinstance(a1.get("race", {}).get(k), (int, float)) for k in
+          ("seed_race", "collided", "collided_per_s", "seed_race_per_s")),
+      f"the report's top-level race object has the figures compare reads ({a1.get('race')})")
+check(set(t) == RACE,
+      f"by default only the headlines: the race object's collided and seed-race rounds/s\n{out}")
 hidden = re.search(r"the (\d+) others: a second family, not gated \(--all shows them\)", out)
 rc, out, err = compare(pa, pb, "--all")
 t = rows(out)
-check(hidden and int(hidden.group(1)) == len(t) - 1,
+check(hidden and int(hidden.group(1)) == len(t) - 2,
       f"the short table says how many figures --all adds ({hidden and hidden.group(0)}, {len(t)})")
-check(gated(out) == {"race.collided_per_s"}, f"--all marks the gated figure * ({gated(out)})")
+check(gated(out) == {"collided_per_s", "seed_race_per_s"},
+      f"--all marks the gated figures * ({gated(out)})")
 check(("fault", "ops_per_s") in t and ("fault", "faults_per_s") in t,
       f"ops_per_s and faults_per_s rows\n{out}")
 check(any(k[1].startswith("counters.") and k[1].endswith(".per_s") for k in t),
@@ -159,7 +164,7 @@ check(rc == 2 and len(lines) == 1 and "--threshold 0%: no gated figure could be 
       and "--rounds N (N >= 2)" in lines[0] and f"[A] {pa}" in lines[0]
       and f"[B] {pb}" in lines[0] and "no significant regression" not in err,
       f"--threshold over single runs: exit 2, one line naming both files and --rounds\n{err}")
-check("race.collided_per_s" in out, "the table is still printed")
+check("seed_race_per_s" in out, "the table is still printed")
 
 # ---- rounds: Welch's test, direction, the gate ------------------------------
 runs = [report(f"sample {i}") for i in range(4)]
@@ -322,6 +327,32 @@ check(rc == 1 and set(t) == {("race", "collided_per_s"), ("race", "seed_race_per
       f"a race object in every round: collided and seed-race rounds/s are the headlines; "
       f"seed races halved: worse, exit 1\n{out}\n{err}")
 
+# ---- main's reports: the top-level race object, one sample per report -------------
+def tame_races(docs, scale=1.0):
+    """Copies of real round-less reports, their race rates set to the rates' mean +-1%
+    (scaled): the real object, its figures steadied as tame() steadies rounds."""
+    out = [copy.deepcopy(d) for d in docs]
+    for k in ("rounds_per_s", "collided_per_s", "seed_race_per_s"):
+        mean = sum(d["race"][k] for d in docs) / len(docs) or 1.0
+        for i, d in enumerate(out):
+            d["race"][k] = mean * (1 + 0.01 * (i - 1)) * (scale if k == "seed_race_per_s" else 1)
+    return out
+
+
+ra3 = [save(f"race3-a{i}.json", d) for i, d in enumerate(tame_races(runs[:3]))]
+rb3 = [save(f"race3-b{i}.json", d) for i, d in enumerate(tame_races(runs[:3], 0.5))]
+rn3 = list(reversed(ra3))
+rc, out, err = compare(",".join(ra3), ",".join(rb3), "--threshold", "5")
+t = rows(out)
+check(rc == 1 and set(t) == RACE and t[("race", "seed_race_per_s")][-2:] == ["-50.00%", "worse"]
+      and t[("race", "collided_per_s")][-1] == "~" and
+      re.search(r"regression beyond 5%: race seed_race_per_s -50\.00% in \[B\]", err),
+      f"three reports a side: the race object's rates are the headlines; seed races halved: "
+      f"worse, exit 1\n{out}\n{err}")
+rc, out, err = compare(",".join(ra3), ",".join(rn3), "--threshold", "5")
+check(rc == 0 and set(rows(out)) == RACE and "no significant regression" in err,
+      f"... and the same figures in another order pass, exit 0\n{out}\n{err}")
+
 # ---- Holm: many figures tested at once do not make a false alarm likely -------
 # 40 copies of one noisy figure, each B shifted by a p of about 0.01 alone: without a
 # correction every one is "worse"; with Holm over 40, none is.
@@ -419,7 +450,9 @@ check(rc == 2 and "no gated figure could be tested" in err,
 mixed_a, mixed_b = f"{mp[0]},{mp[1]},{pa},{pA}", f"{mp[2]},{mp[3]},{pb},{pA}"
 rc, out, err = compare(mixed_a, mixed_b, "--all")
 check(rc == 0 and "== mmap_anon_test: fault ==" in out and "== race: fault ==" in out and
-      len(gated(out)) == 2, f"two kinds, sections of their own, both headlines gated\n{out}\n{err}")
+      gated(out) == {"latency.window.per_fault", "collided_per_s", "seed_race_per_s"},
+      f"two kinds, sections of their own, each one's headlines gated (the race kind: two "
+      f"reports a side, so the race object's rates are tested across them)\n{out}\n{err}")
 rc, out, err = compare(f"{mp[0]},{mp[1]},{pa}", f"{mp[2]},{mp[3]}")
 check(rc == 2 and "[B] has no report of scenario race" in err,
       f"a kind one side lacks: not comparable\n{err}")
@@ -436,7 +469,7 @@ for side in "ab":
 rc, out, err = compare(",".join(adocs["a"]), ",".join(adocs["b"]))
 table = out[out.index("aim9, the 2011 table"):].splitlines() if "the 2011 table" in out else []
 check(rc == 0 and len(table) >= 6 and re.match(r"^Mean   page_test +[0-9.]+ \( \+0\.00%\) +"
-                                               r"[0-9.]+ \([+-][0-9.]+%\) p [0-9.]+ +(~|better|worse)",
+                                               r"[0-9.]+ \( *[+-][0-9.]+%\) p [0-9.e+-]+ +(~|better|worse)",
                                                table[2])
       and table[3].startswith("Stddev page_test") and table[4].startswith("Mean   fork_test"),
       f"aim9: the 2011 table, Mean and Stddev per test, change and mark\n{out}")
@@ -454,7 +487,7 @@ rc, out, err = compare(pa, p6)
 check(rc == 2 and "option threads is '6'" in err and "--force" in err and not out,
       f"different --threads: refused, exit 2\n{err}")
 rc, out, err = compare(pa, p6, "--force")
-check(rc == 0 and "warning:" in err and "race.collided_per_s" in out,
+check(rc == 0 and "warning:" in err and "seed_race_per_s" in out,
       f"--force compares anyway\n{err}")
 # options that do not change what is measured: a 3-round report against a 2-round one
 d = copy.deepcopy(a1)
@@ -462,7 +495,7 @@ d["options"]["global"].update({"rounds": "3", "warmup": "off", "interval": "250m
                                "hang-timeout": "5s", "quiet": "off", "progress": "line",
                                "json": "/elsewhere.json", "jsonl": "x.jsonl", "ktap": "-"})
 rc, out, err = compare(pa, save("free.json", d))
-check(rc == 0 and "not comparable" not in err and "race.collided_per_s" in out,
+check(rc == 0 and "not comparable" not in err and "seed_race_per_s" in out,
       f"rounds, warmup, interval, hang-timeout and the outputs may differ\n{err}")
 for opt, val in (("size", "32M"), ("verify", "off"), ("thp", "nohuge")):
     d = copy.deepcopy(a1)
