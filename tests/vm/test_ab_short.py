@@ -3,15 +3,19 @@
 # timeout: 3600
 """A short A/B over tools/vm (label ab, outside the default suite): the
 base guest kernel against the same kernel with the calibration patch
-(tools/vm/ab-patches/fault-delay.patch) booted with pmd_fault_delay_ns=20000,
-20 us added to every page fault. Two boots a side, mmap_anon_test on 64 MiB
+(tools/vm/ab-patches/fault-delay.patch) booted with pmd_fault_delay_ns=100000,
+a 100 us spin added to every page fault. Three boots a side, mmap_anon_test on 64 MiB
 (16384 faults), 3 rounds a boot.
 
 It checks that the runner builds B incrementally and that the guard passes
 and names mm/memory.o as what changed; that the boots alternate A B A B; that
-compare takes one sample per boot (2 a side) and prints the 2023 table; that
-the time per fault grows by about the 20 us added (0.5x-2x: TCG's own cost
-per fault moves with the host's load) and is flagged worse, exit 1; and
+compare takes one sample per boot (3 a side) and prints the 2023 table; that
+the time per fault grows by at least half the spin (under TCG on a loaded
+host a spin overshoots: a 20 us one added 52 us a fault, so no upper bound)
+and is flagged worse, exit 1 (100 us, not 20, and three boots, not two: with
+two a side Welch's test has one degree of freedom, and on a loaded host
+neither +52 us from a 20 us spin (p 0.11) nor +172 us from a 100 us spin
+(p 0.093) was significant); and
 that the runner's bad input is one line and exit 2. Kernel builds run
 under flock on $PMD_KBUILD_DIR/.cpu.lock; the first build of the base
 kernel takes 10-20 minutes on 2 CPUs, B about one. Skips (77) where no
@@ -27,7 +31,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 from pmdtest import BUILD_DIR, PMDSTRESS, SOURCE_DIR, check, done, fail, skip  # noqa: E402
 
 AB = os.path.join(SOURCE_DIR, "tools", "vm", "ab")
-DELAY = 20000
+DELAY = 100000
 out = os.path.join(BUILD_DIR, "vm", "ab-test")
 
 
@@ -57,7 +61,7 @@ if not os.path.isfile(os.path.join(kb, "base", "vmlinux")) and not os.path.isfil
 
 shutil.rmtree(out, ignore_errors=True)
 p = ab("--mutant", "fault-delay", "--b-append", f"pmd_fault_delay_ns={DELAY}",
-       "--scenarios", "mmap_anon_test", "--boots", "2", "--size", "64M", "--rounds", "3",
+       "--scenarios", "mmap_anon_test", "--boots", "3", "--size", "64M", "--rounds", "3",
        "--timeout", "900", "--out", out)
 if p.returncode == 125:
     skip(f"no guest can run here: {p.stderr.strip().splitlines()[-1]}")
@@ -71,7 +75,8 @@ check("ok: .config identical" in g and "ok: vmlinux differs" in g and "FAIL" not
       re.search(r"depending on the patch: 1: mm/memory\.o$", g, re.M),
       f"the guard: same config, only mm/memory.o changed, vmlinux differs\n{g}")
 boots = sorted(os.listdir(os.path.join(out, "boots")))
-check(boots == ["01-A", "01-B", "02-A", "02-B"], f"boots alternate A B A B ({boots})")
+check(boots == ["01-A", "01-B", "02-A", "02-B", "03-A", "03-B"],
+      f"boots alternate A B A B A B ({boots})")
 order = sorted(boots, key=lambda b: os.path.getmtime(os.path.join(out, "boots", b, "status")))
 check(order == boots, f"... in that order in time ({order})")
 rel = set()
@@ -84,8 +89,8 @@ for b in boots:
     want_arg = f"pmd_fault_delay_ns={DELAY}" in cmdline
     check(want_arg == (b[-1] == "B"), f"{b}: the delay is on B's command line only")
 text = p.stdout
-check("samples: one per report" in text and "2 reports (6 rounds)" in text,
-      f"compare: one sample per boot, 2 a side, 3 rounds each\n{text}")
+check("samples: one per report" in text and "3 reports (9 rounds)" in text,
+      f"compare: one sample per boot, 3 a side, 3 rounds each\n{text}")
 check("the 2023 table: one line per report" in text and re.search(r"^average ", text, re.M),
       "the 2023 table, a line per boot and the average")
 row = [ln for ln in text.splitlines() if ln.split()[:1] == ["latency.window.per_fault"]]
@@ -100,8 +105,8 @@ def ns(cell):
 
 
 a, b = ns(cells[2]), ns(cells[4])
-check(0.5 * DELAY <= b - a <= 2 * DELAY,
-      f"B's time per fault is about {DELAY} ns more: {a:.0f} -> {b:.0f} ns (+{b - a:.0f})")
+check(0.5 * DELAY <= b - a,
+      f"B's time per fault is at least {DELAY // 2} ns more: {a:.0f} -> {b:.0f} ns (+{b - a:.0f})")
 check(cells[-1] == "worse" and p.returncode == 1,
       f"flagged worse, exit 1 ({cells[-1]}, exit {p.returncode})")
 check("accel" in text and ("under TCG" in text) == ("tcg" in text.split("\n")[0]),
