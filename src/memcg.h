@@ -34,10 +34,15 @@ struct pmd_memcg {
 	int last_errno;
 	/* the seed race's memcg way: no limit but in a seed round's first stores */
 	bool seed;
-	pthread_mutex_t seed_lock;
-	unsigned seed_users;	/* seed rounds inside their tight window */
+	uint32_t win_seq;	/* atomic futex word: odd while a seed round's window is open */
+	uint32_t chargers;	/* atomic: big chargers at work (a fork and its rewrite) */
+	pthread_t keeper;	/* closes a window open too long (src/memcg.c) */
+	bool keeper_on;
+	uint32_t keeper_stop;	/* atomic */
 	uint64_t seed_tight;	/* atomic: windows opened */
+	uint64_t win_forced;	/* atomic: windows the keeper closed */
 	char oom_adj[16];	/* oom_score_adj before the seed way set it, "" if untouched */
+	char home_procs[PMD_MEMCG_PATH + 16]; /* home's cgroup.procs, for fork children */
 };
 
 /*

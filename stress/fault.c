@@ -87,7 +87,7 @@ static const struct pmd_option fault_options[] = {
 	{ "group", PMD_OPT_UINT, O(group), "0", 0, PMD_PAGE_SLOTS, NULL,
 	  "most workers racing on the same chunks; more workers form more groups (0: as many "
 	  "as CPUs this process may run on, 2 to 64: racers that can all be on a CPU at once)" },
-	{ "turn", PMD_OPT_DURATION, O(turn_ns), "20ms", 0, 10000000000ull, NULL,
+	{ "turn", PMD_OPT_DURATION, O(turn_ns), "100ms", 0, 10000000000ull, NULL,
 	  "with more groups than CPUs, groups race in turns of this long, as many at once as "
 	  "the CPUs hold, so that a round's racers are on a CPU together (0: all at once)" },
 	{ "seed", PMD_OPT_UINT, O(seed_share), "50", 0, 100, NULL,
@@ -603,8 +603,8 @@ static void start_round(struct fault_group *g, struct pmd_worker *w, const struc
 	/* the round's chunks are empty again: what it may charge is the headroom */
 	pmd_memcg_rearm(w->si->run);
 	/* the memcg way: room for one huge page until a racer's first store is done */
-	if (g->seed.memcg_window)
-		pmd_memcg_seed_tight(w->si->run, PMD_SEED_MEMCG_ROOM);
+	if (g->seed.memcg_window && !pmd_memcg_seed_tight(w->si->run, PMD_SEED_MEMCG_ROOM))
+		g->seed.memcg_window = false; /* another group's window, or a fork at work */
 }
 
 static void round_serial(void *arg)

@@ -186,12 +186,31 @@ void pmd_memcg_rearm(struct pmd_run *run);
  * limit, which a seed round tightens to its usage plus @room just before its
  * racers' first stores (room for one huge page, not two: the second racer's
  * charge fails and its fault falls back to the PTE path) and loosens again
- * as soon as one of them is done. enter() returns 0 or -errno, @why saying
- * why not; tight() and loose() pair up and never fail the caller.
+ * as soon as one of them is done, or a keeper thread after 20 ms. enter()
+ * returns 0 or -errno, @why saying why not; loose() after a tight() that
+ * returned true; neither fails the caller.
  */
 int pmd_memcg_seed_enter(struct pmd_run *run, char *why, size_t len);
-void pmd_memcg_seed_tight(struct pmd_run *run, uint64_t room);
+/* true if this round's window opened (one at a time, none beside a big charger) */
+bool pmd_memcg_seed_tight(struct pmd_run *run, uint64_t room);
 void pmd_memcg_seed_loose(struct pmd_run *run);
+/*
+ * Around work that charges megabytes at once (a fork and its copy-on-write
+ * rewrite): waits for an open window to close and keeps new ones shut.
+ */
+void pmd_memcg_charge_begin(struct pmd_run *run);
+void pmd_memcg_charge_end(struct pmd_run *run);
+/*
+ * A fork child leaves the seed way's cgroup for the one the run came from,
+ * so that its copy-on-write faults (a frozen chunk rewritten: megabytes)
+ * are never charged inside a seed round's window. The run's state is no
+ * child's (src/pool.c): the parent opens the way out before fork() (-1 when
+ * the seed way is off), the child takes it (async-signal-safe), the parent
+ * closes its copy.
+ */
+int pmd_memcg_fork_prepare(const struct pmd_run *run);
+void pmd_memcg_fork_child(int fd);
+void pmd_memcg_fork_parent(int fd);
 
 /*
  * Verify pages [lo, hi) of chunk @c, entered at @addr, against its recorded
