@@ -1461,8 +1461,8 @@ static int usage(const char *msg)
 	}
 	fprintf(
 	    stdout,
-	    "usage: pmdstress compare A.json B.json [C.json ...] [--threshold PCT] [--all]\n"
-	    "                         [--gate FIGURES] [--include-warmup] [--force]\n"
+	    "usage: pmdstress compare A.json B.json [C.json ...] [--threshold PCT] [--all] "
+	    "[--gate FIGURES] [--include-warmup] [--force]\n"
 	    "  Before/after table of pmdstress JSON reports against the first side (A).\n"
 	    "  A side is one report (its bench rounds are the samples: --rounds N) or several\n"
 	    "  joined by commas, a1.json,a2.json,... (one sample per report, the mean of its\n"

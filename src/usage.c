@@ -9,7 +9,9 @@ const struct pmd_command pmd_commands[] = {
 	  "race the faults and verify every page (the default command)" },
 	{ "run --replay", "run --replay A.json [--OPTION VALUE]...",
 	  "rerun A's options and seed, saying what differs on this machine" },
-	{ "compare", "compare A.json B.json [C.json ...] [--threshold PCT] [--include-warmup] [--force]",
+	{ "compare",
+	  "compare A.json B.json [C.json ...] [--threshold PCT] [--all] [--gate FIGURES] "
+	  "[--include-warmup] [--force]",
 	  "before/after table of reports, Welch's t-test over their bench rounds" },
 	{ "plot", "plot A.json [B.json ...] -o DIR [--jsonl FILE]...",
 	  "latency distributions and time series as PNG and SVG (gnuplot)" },
