@@ -74,7 +74,9 @@ runs = [
     ["--config", "aim9", "--threads", "8", "--duration", "2s"],
     # the fatal handler on a live chunk, the worker parked in it, the run ended around it
     ["--threads", "8", "--duration", "3s", "--inject", "segv:2:5"],
-    ["--threads", "8", "--duration", "3s", "--inject", "sigbus:2:5"],
+    # (the storm alone: a partner on the live round, split's mremap or zap's remap, may move
+    # or replace the truncated page, and the store then faults nowhere, or off the chunk)
+    ["--threads", "8", "--stressors", "fault", "--duration", "3s", "--inject", "sigbus:2:5"],
     ["--threads", "4", "--stressors", "fault", "--duration", "20s", "--hang-timeout", "2s",
      "--inject", "hang:1"],
     # the worker on the main thread, ended by its SIGALRM handler
