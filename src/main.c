@@ -7,10 +7,9 @@
 #include "report.h"
 #include "run.h"
 
-#include <pmdstress/pool.h>
-
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void help(void)
@@ -36,12 +35,10 @@ static int usage_error(const char *msg)
 static int cmd_run(int argc, char **argv, int full_argc, char **full_argv)
 {
 	/*
-	 * The configuration (16 KiB) comes from the pool, as the run's state
-	 * does (src/run.c): on the stack its pages were copied by every fork of
-	 * the fork and exec stressors. No child reads it. Never given back:
-	 * one configuration per process.
+	 * The supervisor's configuration; the storm, which forks and execs
+	 * children, copies it into the pool it makes (src/supervise.c).
 	 */
-	struct pmd_config *cfg = pmd_pool_alloc(sizeof(*cfg));
+	struct pmd_config *cfg = calloc(1, sizeof(*cfg));
 	char err[PMD_ERRLEN];
 	int rc;
 
@@ -49,16 +46,20 @@ static int cmd_run(int argc, char **argv, int full_argc, char **full_argv)
 		return fprintf(stderr, "pmdstress: cannot allocate the configuration: %s\n",
 			       strerror(errno)),
 		       5;
-	if (pmd_config_init(cfg, err, sizeof(err)))
+	if (pmd_config_init(cfg, err, sizeof(err))) {
+		free(cfg);
 		return fprintf(stderr, "pmdstress: internal error: %s\n", err), 5;
+	}
 	if (pmd_replay_requested(argc, argv) ? pmd_replay_config(cfg, argc, argv, err, sizeof(err))
 					     : pmd_config_from_argv(cfg, argc, argv, err, sizeof(err)) ||
 						       pmd_config_finish(cfg, err, sizeof(err))) {
 		pmd_config_free(cfg);
+		free(cfg);
 		return usage_error(err);
 	}
 	if (!strcmp(cfg->ktap, "-") && !strcmp(cfg->json, "-")) {
 		pmd_config_free(cfg);
+		free(cfg);
 		return usage_error("--json - and --ktap - both want stdout; send one of them to a "
 				   "file");
 	}
@@ -68,10 +69,12 @@ static int cmd_run(int argc, char **argv, int full_argc, char **full_argv)
 		fprintf(stderr, "pmdstress: cannot keep stdout for --%s -: %s\n",
 			strcmp(cfg->json, "-") ? "ktap" : "json", strerror(-rc));
 		pmd_config_free(cfg);
+		free(cfg);
 		return 5;
 	}
 	rc = pmd_run_main(cfg, full_argc, full_argv);
 	pmd_config_free(cfg);
+	free(cfg);
 	return rc;
 }
 

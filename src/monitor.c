@@ -126,7 +126,7 @@ static void active_at(const struct pmd_run *run, uint64_t t, char *buf, size_t l
 	for (i = 0; i < run->nsinst && n < len; i++)
 		if (!run->sinst[i].skipped)
 			n += (size_t)snprintf(buf + n, len - n, " %s", run->sinst[i].st->name);
-	for (i = 0; i < run->arena.nchunks && found < 8 && n < len; i++) {
+	for (i = 0; run->arena.chunks && i < run->arena.nchunks && found < 8 && n < len; i++) {
 		const struct pmd_chunk *c = &run->arena.chunks[i];
 
 		for (j = 0; j < PMD_RING_LEN; j++) {
@@ -178,7 +178,10 @@ static void kernel_line(struct pmd_run *run, const struct pmd_kmsg_record *r)
 	ev.t_ns = (uint64_t)((int64_t)(r->ts_us * 1000) - m->clock_off_ns); /* on our clock */
 	ev.worker = -1;
 	ev.chunk = -1;
-	active_at(run, ev.t_ns, ctx, sizeof(ctx));
+	if (m->context)
+		snprintf(ctx, sizeof(ctx), " [%s]", m->context);
+	else
+		active_at(run, ev.t_ns, ctx, sizeof(ctx));
 	snprintf(ev.text, sizeof(ev.text), "%s: %.150s%.140s", what, r->text, ctx);
 	pmd_event_post(run, &ev);
 }
@@ -199,9 +202,42 @@ static void drain_kmsg(struct pmd_run *run)
 		if (n <= 0)
 			return;
 		buf[n] = '\0';
-		if (pmd_kmsg_parse(buf, (size_t)n, &r))
-			kernel_line(run, &r);
+		if (!pmd_kmsg_parse(buf, (size_t)n, &r))
+			continue;
+		m->kmsg_seq = r.seq;
+		kernel_line(run, &r);
 	}
+}
+
+void pmd_monitor_read_after(struct pmd_run *run, uint64_t seq)
+{
+	struct pmd_monitor *m = &run->mon;
+	int fd = m->kmsg_fd;
+
+	/* a reader of its own starts at the oldest record the kernel still holds */
+	m->kmsg_fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (m->kmsg_fd < 0) {
+		m->kmsg_fd = fd;
+		return;
+	}
+	m->kmsg_seq = seq;
+	for (;;) {
+		char buf[8192];
+		struct pmd_kmsg_record r;
+		ssize_t n = read(m->kmsg_fd, buf, sizeof(buf) - 1);
+
+		if (n < 0 && errno == EPIPE)
+			continue;
+		if (n <= 0)
+			break;
+		buf[n] = '\0';
+		if (!pmd_kmsg_parse(buf, (size_t)n, &r) || r.seq <= seq)
+			continue;
+		m->kmsg_seq = r.seq;
+		kernel_line(run, &r);
+	}
+	close(m->kmsg_fd);
+	m->kmsg_fd = fd;
 }
 
 static void check_taint(struct pmd_run *run)
@@ -228,48 +264,54 @@ static void check_taint(struct pmd_run *run)
 	pmd_event_post(run, &ev);
 }
 
-/* Append "tid name state wchan" and the kernel stack of every task to the dump. */
-static void dump_tasks(struct pmd_monitor *m)
+char *pmd_task_dump(pid_t pid)
 {
 	size_t cap = 256u << 10, n = 0;
-	DIR *d = opendir("/proc/self/task");
+	char dir[64], *out;
 	struct dirent *de;
+	DIR *d;
 
-	free(m->hang_dump);
-	m->hang_dump = malloc(cap);
-	if (!m->hang_dump || !d) {
+	if (pid)
+		snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	else
+		snprintf(dir, sizeof(dir), "/proc/self/task");
+	d = opendir(dir);
+	out = malloc(cap);
+	if (!out || !d) {
 		if (d)
 			closedir(d);
-		return;
+		free(out);
+		return NULL;
 	}
-	m->hang_dump[0] = '\0';
+	out[0] = '\0';
 	while ((de = readdir(d)) && n + 512 < cap) {
-		char path[320], comm[32] = "", stat[512] = "", wchan[96] = "", stack[4096] = "";
+		char path[384], comm[32] = "", stat[512] = "", wchan[96] = "", stack[4096] = "";
 		const char *state = "?";
 		char *p, *save = NULL;
 
 		if (de->d_name[0] == '.')
 			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", de->d_name);
+		snprintf(path, sizeof(path), "%s/%s/comm", dir, de->d_name);
 		pmd_read_text(path, comm, sizeof(comm));
-		snprintf(path, sizeof(path), "/proc/self/task/%s/stat", de->d_name);
+		snprintf(path, sizeof(path), "%s/%s/stat", dir, de->d_name);
 		pmd_read_text(path, stat, sizeof(stat));
 		p = strrchr(stat, ')'); /* "tid (comm) S ..." */
 		if (p && p[1] == ' ' && p[2]) {
 			p[3] = '\0';
 			state = p + 2;
 		}
-		snprintf(path, sizeof(path), "/proc/self/task/%s/wchan", de->d_name);
+		snprintf(path, sizeof(path), "%s/%s/wchan", dir, de->d_name);
 		pmd_read_text(path, wchan, sizeof(wchan));
-		snprintf(path, sizeof(path), "/proc/self/task/%s/stack", de->d_name);
+		snprintf(path, sizeof(path), "%s/%s/stack", dir, de->d_name);
 		pmd_read_text(path, stack, sizeof(stack));
-		n += (size_t)snprintf(m->hang_dump + n, cap - n, "task %s %-15s state %s wchan %s\n",
+		n += (size_t)snprintf(out + n, cap - n, "task %s %-15s state %s wchan %s\n",
 				      de->d_name, comm, state, wchan[0] ? wchan : "-");
 		for (p = strtok_r(stack, "\n", &save); p && n + 256 < cap;
 		     p = strtok_r(NULL, "\n", &save))
-			n += (size_t)snprintf(m->hang_dump + n, cap - n, "    %s\n", p);
+			n += (size_t)snprintf(out + n, cap - n, "    %s\n", p);
 	}
 	closedir(d);
+	return out;
 }
 
 static void check_heartbeats(struct pmd_run *run, uint64_t now)
@@ -297,7 +339,8 @@ static void check_heartbeats(struct pmd_run *run, uint64_t now)
 	}
 	if (!hung)
 		return;
-	dump_tasks(m);
+	free(m->hang_dump);
+	m->hang_dump = pmd_task_dump(0);
 	memset(&ev, 0, sizeof(ev));
 	ev.kind = PMD_EV_HANG;
 	ev.t_ns = now;

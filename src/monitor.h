@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct pmd_run;
 
@@ -31,6 +32,8 @@ struct pmd_monitor {
 	char *klog;
 	size_t klog_len;
 	unsigned context_left; /* lines still to keep after a splat */
+	uint64_t kmsg_seq;     /* the last record read */
+	const char *context;   /* said of a line instead of the active stressors, or NULL */
 	char *hang_dump;       /* every task's state, wchan and stack, on a hang */
 };
 
@@ -44,6 +47,17 @@ void pmd_monitor_start(struct pmd_run *run);
  * Returns when the next slow check is due, on pmd_now_ns()'s clock.
  */
 uint64_t pmd_monitor_tick(struct pmd_run *run, uint64_t now);
+/*
+ * Read the kernel log again from the oldest record it holds, and take the
+ * records after @seq as the monitor takes them during the run: the
+ * supervisor's look at what came after the storm's last read.
+ */
+void pmd_monitor_read_after(struct pmd_run *run, uint64_t seq);
+/*
+ * Every task of process @pid (0: this one): "task TID comm state S wchan W"
+ * and, where readable (root), its kernel stack. Malloc'ed, or NULL.
+ */
+char *pmd_task_dump(pid_t pid);
 /* The round is over: read what the kernel logged until now. */
 void pmd_monitor_stop(struct pmd_run *run);
 void pmd_monitor_close(struct pmd_run *run);

@@ -40,3 +40,10 @@ FILE *pmd_report_open_stdout(void)
 	}
 	return f;
 }
+
+void pmd_report_drop_stdout(void)
+{
+	if (kept_stdout_fd >= 0)
+		close(kept_stdout_fd);
+	kept_stdout_fd = -1;
+}

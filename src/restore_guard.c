@@ -25,6 +25,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -68,6 +69,15 @@ static void keep(const struct guard_rec *r)
 		saved[nsaved++] = *r;
 }
 
+/* SIGUSR2: pmdstress is stuck in the kernel, and its supervisor left it behind */
+static volatile sig_atomic_t put_back_now;
+
+static void on_usr2(int sig)
+{
+	(void)sig;
+	put_back_now = 1;
+}
+
 static void put_back(pid_t parent)
 {
 	unsigned i, failed = 0;
@@ -92,7 +102,8 @@ static void put_back(pid_t parent)
 		return;
 	pmd_sigsafe_put("pmdstress guardian: pmdstress (pid ");
 	pmd_sigsafe_put_num((unsigned long)parent, 10);
-	pmd_sigsafe_put(") ended without restoring; put back ");
+	pmd_sigsafe_put(put_back_now ? ") is stuck in the kernel; put back "
+				     : ") ended without restoring; put back ");
 	pmd_sigsafe_put_num(nsaved - failed, 10);
 	pmd_sigsafe_put(" of ");
 	pmd_sigsafe_put_num(nsaved, 10);
@@ -115,12 +126,13 @@ static void close_others(int a, int b)
 static void __attribute__((noreturn)) guard_main(int rfd, int keep_fd, pid_t parent)
 {
 	static const int quiet[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGTSTP,
-				     SIGTTIN, SIGTTOU, SIGUSR1, SIGUSR2 };
+				     SIGTTIN, SIGTTOU, SIGUSR1 };
 	static const int dflt[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGSYS };
 	struct sigaction sa;
+	struct pollfd pfd = { .fd = rfd, .events = POLLIN };
 	struct guard_rec r;
 	size_t have = 0;
-	sigset_t none;
+	sigset_t none, usr2;
 	unsigned i;
 	int fd;
 
@@ -133,8 +145,13 @@ static void __attribute__((noreturn)) guard_main(int rfd, int keep_fd, pid_t par
 	sa.sa_handler = SIG_DFL;
 	for (i = 0; i < sizeof(dflt) / sizeof(dflt[0]); i++)
 		sigaction(dflt[i], &sa, NULL);
+	sa.sa_handler = on_usr2;
+	sigaction(SIGUSR2, &sa, NULL);
+	/* SIGUSR2 comes only while ppoll() below waits: no wake-up is lost before a read */
 	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	sigemptyset(&usr2);
+	sigaddset(&usr2, SIGUSR2);
+	sigprocmask(SIG_SETMASK, &usr2, NULL);
 	setsid();
 	prctl(PR_SET_NAME, "pmd/guard", 0, 0, 0);
 	close_others(rfd, keep_fd);
@@ -148,8 +165,13 @@ static void __attribute__((noreturn)) guard_main(int rfd, int keep_fd, pid_t par
 		close(fd);
 	}
 	for (;;) {
-		ssize_t n = read(rfd, (char *)&r + have, sizeof(r) - have);
+		ssize_t n;
 
+		if (ppoll(&pfd, 1, NULL, &none) < 0 && errno == EINTR && !put_back_now)
+			continue;
+		if (put_back_now)
+			break;
+		n = read(rfd, (char *)&r + have, sizeof(r) - have);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -263,4 +285,12 @@ void pmd_guard_done(void)
 			break;
 		nanosleep(&nap, NULL);
 	}
+}
+
+int pmd_guard_pid(void)
+{
+	return __atomic_load_n(&guard_started, __ATOMIC_ACQUIRE) && guard_wfd >= 0 &&
+			       !__atomic_load_n(&guard_finished, __ATOMIC_ACQUIRE)
+		       ? (int)guard_pid
+		       : 0;
 }

@@ -8,6 +8,7 @@
 #define PMD_RESTORE_GUARD_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 /*
  * Start the guardian, once per process; it keeps @keep_fd (the settings
@@ -19,5 +20,11 @@ int pmd_guard_start(int keep_fd);
 void pmd_guard_saved(const char *path, const char *value, size_t len);
 /* Everything was put back: let the guardian go, and reap it. Async-signal-safe. */
 void pmd_guard_done(void);
+/*
+ * The guardian's pid, 0 if none. SIGUSR2 makes it put the settings back at
+ * once: the supervisor's word when it leaves a storm stuck in the kernel
+ * behind (src/supervise.c), which may hold the other end for good.
+ */
+int pmd_guard_pid(void);
 
 #endif
