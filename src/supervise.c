@@ -482,10 +482,14 @@ static void take_round(struct sup *s, const struct pmd_round *from, uint32_t len
 static void take_text(struct sup *s, uint32_t which, const char *p, uint32_t len)
 {
 	struct pmd_monitor *m = &s->run->mon;
-	char *t = malloc((size_t)len + 1);
+	/* the kernel lines grow here too (the log read after the storm): the monitor's size */
+	size_t cap = which ? PMD_KLOG_MAX : (size_t)len + 1;
+	char *t = calloc(1, cap);
 
 	if (!t)
 		return;
+	if (len >= cap)
+		len = (uint32_t)cap - 1;
 	memcpy(t, p, len);
 	t[len] = '\0';
 	if (which == 0) {
@@ -677,9 +681,6 @@ static void open_kmsg(struct sup *s)
 		if (pmd_kmsg_parse(buf, (size_t)n, &r))
 			s->seq0 = r.seq;
 	}
-	/* read_kmsg() lowers it to one before the first record it reads, if there was none */
-	if (!s->seq0)
-		s->seq0 = 0;
 }
 
 /* ---- the loop ----------------------------------------------------------------- */
@@ -1110,6 +1111,8 @@ int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 	/* the storm's mm is gone: what its teardown printed is in the log now */
 	visit_cpus();
 	nanosleep(&(struct timespec){ .tv_nsec = SETTLE_NS }, NULL);
+	if (!run->mon.klog)
+		run->mon.klog = calloc(1, PMD_KLOG_MAX);
 	run->mon.context = "after the storm's last read of the log; read by its supervisor";
 	pmd_monitor_read_after(run, s.storm_seq > s.seq0 ? s.storm_seq : s.seq0);
 	pmd_monitor_stop(run); /* the taint mask */
