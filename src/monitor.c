@@ -323,6 +323,10 @@ static void check_heartbeats(struct pmd_run *run, uint64_t now)
 
 	if (!m->hb_last)
 		return;
+	/* the kernel splatted: a stall now is the kernel's, not slowness (supervise.c) */
+	if (__atomic_load_n(&run->ev_count[PMD_EV_KERNEL_LOG], __ATOMIC_RELAXED) &&
+	    limit > PMD_SPLAT_LEASH_NS)
+		limit = PMD_SPLAT_LEASH_NS;
 	for (i = 0; i < run->nworkers; i++) {
 		const struct pmd_wstats *ws = &run->wstats[i];
 		uint64_t hb = pmd_counter_read(&ws->heartbeat);

@@ -16,6 +16,12 @@
 struct pmd_run;
 
 #define PMD_KLOG_MAX (16u << 10)
+/*
+ * Once the kernel log had a splat, a worker or a storm that makes no progress
+ * for this long is a hang, whatever --hang-timeout says: after a BUG the
+ * kernel may have left it asleep for good.
+ */
+#define PMD_SPLAT_LEASH_NS 3000000000ull
 
 struct pmd_monitor {
 	int kmsg_fd;

@@ -54,6 +54,13 @@ static pid_t guard_pid;
 static unsigned guard_started; /* atomic */
 static unsigned guard_finished; /* atomic: "done" was sent */
 
+/*
+ * The run's process, when it is not this one (the storm's supervisor): the
+ * guardian names it and writes to its stderr, which outlives our own (a
+ * pipe the supervisor empties, and nobody once it was killed). 0: this one.
+ */
+static pid_t run_pid;
+
 /* In the child: what to put back. */
 static struct guard_rec saved[GUARD_MAX];
 static unsigned nsaved;
@@ -123,7 +130,7 @@ static void close_others(int a, int b)
 			close(fd);
 }
 
-static void __attribute__((noreturn)) guard_main(int rfd, int keep_fd, pid_t parent)
+static void __attribute__((noreturn)) guard_main(int rfd, int keep_fd, int err_fd, pid_t parent)
 {
 	static const int quiet[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGTSTP,
 				     SIGTTIN, SIGTTOU, SIGUSR1 };
@@ -154,6 +161,8 @@ static void __attribute__((noreturn)) guard_main(int rfd, int keep_fd, pid_t par
 	sigprocmask(SIG_SETMASK, &usr2, NULL);
 	setsid();
 	prctl(PR_SET_NAME, "pmd/guard", 0, 0, 0);
+	if (err_fd >= 0)
+		dup2(err_fd, STDERR_FILENO);
 	close_others(rfd, keep_fd);
 	/* the OOM killer should take the arena's owner, not the one who cleans up */
 	fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
@@ -194,13 +203,24 @@ static void __attribute__((noreturn)) guard_main(int rfd, int keep_fd, pid_t par
 	_exit(0);
 }
 
+void pmd_guard_run_pid(pid_t pid)
+{
+	run_pid = pid;
+}
+
 int pmd_guard_start(int keep_fd)
 {
-	pid_t parent = getpid(), pid;
-	int p[2], err;
+	pid_t parent = run_pid ? run_pid : getpid(), pid;
+	int p[2], err, err_fd = -1;
+	char path[64];
 
 	if (__atomic_load_n(&guard_started, __ATOMIC_ACQUIRE))
 		return 0;
+	if (run_pid) {
+		/* appending: a log file the shell opened keeps what went before */
+		snprintf(path, sizeof(path), "/proc/%d/fd/2", (int)run_pid);
+		err_fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	}
 	/*
 	 * A socket pair, not a pipe: send() takes MSG_NOSIGNAL, so a record
 	 * sent after the guardian left is an error, not a SIGPIPE. Close-on-exec:
@@ -213,9 +233,11 @@ int pmd_guard_start(int keep_fd)
 	pid = fork();
 	if (pid == 0) {
 		close(p[1]);
-		guard_main(p[0], keep_fd, parent);
+		guard_main(p[0], keep_fd, err_fd, parent);
 	}
 	err = -errno;
+	if (err_fd >= 0)
+		close(err_fd);
 	close(p[0]);
 	if (pid < 0) {
 		close(p[1]);

@@ -16,6 +16,13 @@
  * the run goes on without it).
  */
 int pmd_guard_start(int keep_fd);
+/*
+ * Before the start: the run is process @pid, of which this one is a part
+ * (the storm of src/supervise.c). The guardian names it, and writes to its
+ * stderr: the storm's own may be a pipe that nobody reads once the run's
+ * process is gone.
+ */
+void pmd_guard_run_pid(pid_t pid);
 /* Hand the guardian one saved value (before the setting is first written). */
 void pmd_guard_saved(const char *path, const char *value, size_t len);
 /* Everything was put back: let the guardian go, and reap it. Async-signal-safe. */

@@ -37,6 +37,7 @@
 #include "kmsg.h"
 #include "monitor.h"
 #include "report.h"
+#include "restore_guard.h"
 #include "run.h"
 #include "storm.h"
 #include "sysinfo.h"
@@ -60,7 +61,6 @@
 #include <unistd.h>
 
 #define TICK_NS 250000000ull	     /* the longest the supervisor sleeps */
-#define SPLAT_LEASH_NS 3000000000ull /* silence allowed once the kernel splatted */
 #define KILL_WAIT_NS 3000000000ull   /* for the storm to end after SIGKILL */
 #define TAKEN_WAIT_NS 500000000ull   /* for the storm to take a signal passed on */
 #define SETTLE_NS 100000000ull	     /* after the CPUs' visit, before the log is read */
@@ -89,6 +89,12 @@ struct sup {
 	char oom[200]; /* the kernel's line, if the OOM killer took the storm */
 };
 
+/* For the fatal-signal handler (on_fatal), which has no other way to them: the storm, and its output. */
+static struct {
+	pid_t pid;
+	int out_fd, err_fd;
+} fatal_to = { 0, -1, -1 };
+
 /* ---- the storm process ------------------------------------------------------ */
 
 static int storm_child(const struct pmd_config *cfg, pid_t parent, int msg_fd, int out_fd,
@@ -103,6 +109,7 @@ static int storm_child(const struct pmd_config *cfg, pid_t parent, int msg_fd, i
 	if (getppid() != parent)
 		_exit(125);
 	prctl(PR_SET_NAME, "pmd/storm", 0, 0, 0); /* for ps, and the task dumps */
+	pmd_guard_run_pid(parent);
 	if (out_fd >= 0 && (dup2(out_fd, STDOUT_FILENO) < 0 || close(out_fd)))
 		_exit(5);
 	if (err_fd >= 0 && (dup2(err_fd, STDERR_FILENO) < 0 || close(err_fd)))
@@ -694,6 +701,7 @@ static void try_reap(struct sup *s)
 	if (waitpid(s->pid, &st, WNOHANG) == s->pid) {
 		s->reaped = true;
 		s->status = st;
+		fatal_to.pid = 0; /* its pid may be another process's now */
 	}
 }
 
@@ -795,7 +803,7 @@ static uint64_t leash(const struct sup *s)
 {
 	uint64_t l = s->cfg->hang_timeout_ns;
 
-	return s->splat_ns && l > SPLAT_LEASH_NS ? SPLAT_LEASH_NS : l;
+	return s->splat_ns && l > PMD_SPLAT_LEASH_NS ? PMD_SPLAT_LEASH_NS : l;
 }
 
 /* Silent, and outside the main loop not using CPU either, for longer than the leash. */
@@ -917,6 +925,52 @@ static void supervise(struct sup *s)
 		}
 	}
 	drain(s);
+}
+
+/* ---- a fatal signal for the supervisor ------------------------------------------ */
+
+/*
+ * SIGQUIT, SIGPIPE (our output closed), a crash of ours: the storm gets it
+ * too, so that its handler puts back what it changed and dies of it
+ * (src/fatal.c); its last words are passed on, and we die of it as well.
+ * read, write, kill, waitpid, nanosleep and sigaction only.
+ */
+static void on_fatal(int sig)
+{
+	int saved = errno, out = fatal_to.out_fd, err = fatal_to.err_fd;
+	struct sigaction dfl;
+	unsigned i;
+
+	if (fatal_to.pid > 0) {
+		kill(fatal_to.pid, sig);
+		for (i = 0; i < 2000 && waitpid(fatal_to.pid, NULL, WNOHANG) == 0; i++)
+			nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+		relay(&out, STDOUT_FILENO);
+		relay(&err, STDERR_FILENO);
+	}
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	sigaction(sig, &dfl, NULL);
+	raise(sig); /* blocked while we run: it kills us as the handler returns */
+	errno = saved;
+}
+
+static void fatal_install(const struct sup *s)
+{
+	static const int sigs[] = { SIGSEGV, SIGBUS, SIGILL,  SIGFPE,  SIGABRT,
+				    SIGSYS,  SIGQUIT, SIGPIPE, SIGXCPU, SIGXFSZ };
+	struct sigaction sa;
+	unsigned i;
+
+	fatal_to.pid = s->pid;
+	fatal_to.out_fd = s->out_fd;
+	fatal_to.err_fd = s->err_fd;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_fatal;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+		sigaction(sigs[i], &sa, NULL);
 }
 
 /* ---- the end -------------------------------------------------------------------- */
@@ -1070,6 +1124,7 @@ int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 		sup_free(&s);
 		return e == EAGAIN || e == ENOMEM ? 125 : 5;
 	}
+	fatal_install(&s);
 	run = pmd_pool_alloc(sizeof(*run));
 	s.run = run = run ? run : &no_pool;
 	run->cfg = cfg;
