@@ -192,15 +192,6 @@ void *pmd_pool_realloc(void *p, size_t oldlen, size_t newlen)
 	return q;
 }
 
-void pmd_pool_forget(void)
-{
-	/* the chunks were MADV_DONTFORK: not one of them is mapped in this child */
-	pthread_mutex_lock(&lock);
-	nholes = 0;
-	nchunks = 0;
-	pthread_mutex_unlock(&lock);
-}
-
 unsigned pmd_pool_mappings(void)
 {
 	unsigned n;

@@ -26,8 +26,6 @@ int pmd_report_ktap(const char *path, const struct pmd_run *run);
  */
 int pmd_report_take_stdout(void);
 FILE *pmd_report_open_stdout(void);
-/* In the storm, which writes no report: close the stdout kept for it. */
-void pmd_report_drop_stdout(void);
 
 struct json_t;
 /* The report document (jansson); the caller owns the reference. */

@@ -37,16 +37,14 @@
 #include "kmsg.h"
 #include "monitor.h"
 #include "report.h"
-#include "restore_guard.h"
 #include "run.h"
 #include "storm.h"
 #include "sysinfo.h"
 
-#include <pmdstress/pool.h>
-
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -97,33 +95,52 @@ static struct {
 
 /* ---- the storm process ------------------------------------------------------ */
 
-static int storm_child(const struct pmd_config *cfg, pid_t parent, int msg_fd, int out_fd,
-		       int err_fd)
+/*
+ * The storm is this program again, a fresh image, with "--storm=FD,SEED"
+ * before the run's own arguments (src/main.c). Not a forked copy of the
+ * supervisor: what the fork and exec stressors fork must be the process
+ * they forked before the split. A forked copy's heap cannot grow in place
+ * (its first growth is a mapping of its own) and its mappings carry the
+ * supervisor's anon_vma too, more to copy at every fork.
+ */
+static void __attribute__((noreturn)) storm_exec(pid_t parent, int msg_fd, int out_fd, int err_fd,
+						 int argc, char **argv, uint64_t seed)
 {
-	struct pmd_config *c;
+	char path[PATH_MAX], arg[64], **args;
+	ssize_t n;
 	sigset_t chld;
+	int fd, i;
 
 	/* a Ctrl-C to our group reaches it once, through us; and it dies with us */
 	setpgid(0, 0);
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	if (getppid() != parent)
 		_exit(125);
-	prctl(PR_SET_NAME, "pmd/storm", 0, 0, 0); /* for ps, and the task dumps */
-	pmd_guard_run_pid(parent);
-	if (out_fd >= 0 && (dup2(out_fd, STDOUT_FILENO) < 0 || close(out_fd)))
-		_exit(5);
-	if (err_fd >= 0 && (dup2(err_fd, STDERR_FILENO) < 0 || close(err_fd)))
-		_exit(5);
-	pmd_report_drop_stdout();
+	if ((out_fd >= 0 && dup2(out_fd, STDOUT_FILENO) < 0) ||
+	    (err_fd >= 0 && dup2(err_fd, STDERR_FILENO) < 0))
+		_exit(125);
+	fd = fcntl(msg_fd, F_DUPFD, 3); /* the one descriptor it keeps over the exec */
+	args = calloc((size_t)argc + 2, sizeof(*args));
+	if (fd < 0 || !args)
+		_exit(125);
+	snprintf(arg, sizeof(arg), "--storm=%d,%" PRIx64, fd, seed);
+	args[0] = argv[0];
+	args[1] = arg;
+	for (i = 1; i < argc; i++)
+		args[i + 1] = argv[i];
+	/* the stop signals stay blocked over the exec until its watcher takes them */
 	sigemptyset(&chld);
 	sigaddset(&chld, SIGCHLD);
 	sigprocmask(SIG_UNBLOCK, &chld, NULL);
-	/* as it was in one process: the configuration in the pool no fork child gets */
-	pmd_pool_forget();
-	c = pmd_pool_alloc(sizeof(*c));
-	if (c)
-		memcpy(c, cfg, sizeof(*c));
-	return pmd_storm_main(c ? c : cfg, msg_fd);
+	/* the program's path (valgrind's, for a program it runs), or the binary itself */
+	n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+	path[n > 0 ? n : 0] = '\0';
+	if (n <= 0 || strstr(path, " (deleted)"))
+		snprintf(path, sizeof(path), "/proc/self/exe");
+	execv(path, args);
+	fprintf(stderr, "pmdstress: cannot start the storm process: exec %s: %s\n", path,
+		strerror(errno));
+	_exit(125);
 }
 
 /*
@@ -1066,16 +1083,17 @@ static void sup_free(struct sup *s)
 		close(s->out_fd);
 	if (s->err_fd >= 0)
 		close(s->err_fd);
+	free(run);
 }
 
 int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 {
-	static struct pmd_run no_pool; /* if the pool cannot map */
 	struct sup s = { .cfg = cfg, .msg_fd = -1, .out_fd = -1, .err_fd = -1, .sfd = -1 };
 	int msg[2], out[2], err[2], rc, e, kmsg_errno;
 	pid_t parent = getpid();
-	sigset_t watch;
 	struct pmd_run *run;
+	sigset_t watch;
+	uint64_t seed;
 
 	/* the storm blocks the stop signals itself; here SIGCHLD comes with them */
 	sigemptyset(&s.set);
@@ -1088,27 +1106,37 @@ int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 	sigaddset(&watch, SIGUSR1); /* the signal watcher's own wake-up (src/sigwatch.c) */
 	sigaddset(&s.set, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &s.set, NULL);
-	if (pipe2(msg, O_CLOEXEC)) {
-		fprintf(stderr, "pmdstress: cannot make the storm's pipe: %s\n", strerror(errno));
-		return errno == EMFILE || errno == ENFILE ? 125 : 5;
+	s.run = run = calloc(1, sizeof(*run));
+	if (!run || pipe2(msg, O_CLOEXEC)) {
+		e = errno;
+		fprintf(stderr, "pmdstress: cannot start the storm process: %s: %s\n",
+			run ? "pipe" : "no memory for the run", strerror(e));
+		free(run);
+		return e == EMFILE || e == ENFILE || e == ENOMEM ? 125 : 5;
 	}
+	run->cfg = cfg;
+	run->storm_fd = -1;
+	run->mon.kmsg_fd = -1;
+	run->pagemap_fd = run->kpageflags_fd = -1;
+	run->thp_share_end = -1;
+	pmd_events_init(run);
 	open_kmsg(&s);
 	kmsg_errno = errno;
+	/* for a storm that tells nothing: the log, the mask and the counters from our start */
+	snprintf(run->mon.kmsg_status, sizeof(run->mon.kmsg_status),
+		 s.kmsg_fd >= 0 ? "reading" : "unreadable (%s): kernel splats will not be seen",
+		 strerror(kmsg_errno));
+	run->mon.taint0 = run->mon.taint_seen = read_taint();
+	run->mon.taint_ok = !access("/proc/sys/kernel/tainted", R_OK);
+	pmd_vmstat_read(&run->vm_before);
 	/* descriptors running out (RLIMIT_NOFILE), these go first */
 	relay_pipe(STDOUT_FILENO, out);
 	relay_pipe(STDERR_FILENO, err);
 	fflush(NULL); /* nothing buffered is written twice */
+	seed = cfg->seed_used; /* the configuration is in the pool, which no fork child has */
 	s.pid = fork();
-	if (s.pid == 0) {
-		close(msg[0]);
-		if (out[0] >= 0)
-			close(out[0]);
-		if (err[0] >= 0)
-			close(err[0]);
-		if (s.kmsg_fd >= 0)
-			close(s.kmsg_fd);
-		return storm_child(cfg, parent, msg[1], out[1], err[1]);
-	}
+	if (s.pid == 0)
+		storm_exec(parent, msg[1], out[1], err[1], argc, argv, seed);
 	e = errno;
 	close(msg[1]);
 	if (out[1] >= 0)
@@ -1125,21 +1153,6 @@ int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 		return e == EAGAIN || e == ENOMEM ? 125 : 5;
 	}
 	fatal_install(&s);
-	run = pmd_pool_alloc(sizeof(*run));
-	s.run = run = run ? run : &no_pool;
-	run->cfg = cfg;
-	run->storm_fd = -1;
-	run->mon.kmsg_fd = -1;
-	run->pagemap_fd = run->kpageflags_fd = -1;
-	run->thp_share_end = -1;
-	pmd_events_init(run);
-	/* for a storm that tells nothing: the mask and counters from our start */
-	run->mon.taint0 = run->mon.taint_seen = read_taint();
-	run->mon.taint_ok = !access("/proc/sys/kernel/tainted", R_OK);
-	snprintf(run->mon.kmsg_status, sizeof(run->mon.kmsg_status),
-		 s.kmsg_fd >= 0 ? "reading" : "unreadable (%s): kernel splats will not be seen",
-		 strerror(kmsg_errno));
-	pmd_vmstat_read(&run->vm_before);
 	s.sfd = signalfd(-1, &s.set, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (s.sfd < 0)
 		fprintf(stderr, "pmdstress: supervisor: no signalfd (%s): signals are taken "

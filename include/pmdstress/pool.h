@@ -30,12 +30,6 @@ void pmd_pool_free(void *p, size_t len);
  */
 void *pmd_pool_realloc(void *p, size_t oldlen, size_t newlen);
 
-/*
- * In a fork child that is to allocate from a pool of its own (the storm,
- * src/supervise.c): the parent's free ranges are not mapped here.
- */
-void pmd_pool_forget(void);
-
 /* Mappings the pool holds (for tests). */
 unsigned pmd_pool_mappings(void);
 

@@ -22,7 +22,8 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
-from pmdtest import PMDSTRESS, check, done, is_root, run, skip, spawn, thp_available  # noqa: E402
+from pmdtest import (PMDSTRESS, check, done, is_root, run, skip, spawn, storm_of,  # noqa: E402
+                     thp_available)
 
 if not thp_available():
     skip("transparent hugepages are disabled here")
@@ -89,19 +90,20 @@ check(r.rc == 1 and ev and ev[0].get("chunk") == 0 and ev[0].get("page") == 300,
 # the memory cgroup mode
 mc = base + ["--fault-pages", "8", "--fault-readers", "1", "--memcg-headroom", "768K"]
 p = spawn(mc + ["--duration", "3s", "--json", "/tmp/pmdtest-memcg-%d.json" % os.getpid()])
+storm = storm_of(p.pid)  # the process with the arena, pmdstress's child pmd/storm
 seen = ""
 for _ in range(40):
     time.sleep(0.1)
     try:
-        with open(f"/proc/{p.pid}/cgroup") as f:
+        with open(f"/proc/{storm}/cgroup") as f:
             seen = f.read()
     except OSError:
         break
-    if f"pmdstress-{p.pid}" in seen:
+    if f"pmdstress-{storm}" in seen:
         break
 out, err = p.communicate(timeout=60)
-check(f"pmdstress-{p.pid}" in seen,
-      f"during the run the process is in its own cgroup pmdstress-{p.pid} "
+check(f"pmdstress-{storm}" in seen,
+      f"during the run the storm process is in its own cgroup pmdstress-{storm} "
       f"({[l for l in seen.splitlines() if 'pmdstress-' in l] or seen.strip() or 'nothing read'})")
 if os.path.exists("/tmp/pmdtest-memcg-%d.json" % os.getpid()):
     os.unlink("/tmp/pmdtest-memcg-%d.json" % os.getpid())
