@@ -430,6 +430,8 @@ static unsigned spawn_workers(struct pmd_run *run)
 
 static void block_signals(sigset_t *set)
 {
+	/* all of it: the run keeps a copy, which goes whole to the supervisor (src/storm.c) */
+	memset(set, 0, sizeof(*set));
 	sigemptyset(set);
 	sigaddset(set, SIGINT);
 	sigaddset(set, SIGTERM);

@@ -1030,6 +1030,12 @@ static int storm_gone(struct sup *s)
 			   (int)s->pid, s->damaged ? " (a message of it failed its checks)" : "");
 		return 0;
 	}
+	if (WIFEXITED(st) && WEXITSTATUS(st)) {
+		/* after its results: a sanitizer's finding at its exit, say */
+		post_event(s, PMD_EV_ERROR, "the storm process (pid %d) exited with %d after its "
+			   "results", (int)s->pid, WEXITSTATUS(st));
+		return 0;
+	}
 	if (!WIFSIGNALED(st) || s->ended)
 		return 0;
 	sig = WTERMSIG(st);
