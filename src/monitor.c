@@ -186,6 +186,16 @@ static void kernel_line(struct pmd_run *run, const struct pmd_kmsg_record *r)
 	pmd_event_post(run, &ev);
 }
 
+void pmd_monitor_record(struct pmd_run *run, char *buf, size_t len)
+{
+	struct pmd_kmsg_record r;
+
+	if (!pmd_kmsg_parse(buf, len, &r))
+		return;
+	run->mon.kmsg_seq = r.seq;
+	kernel_line(run, &r);
+}
+
 static void drain_kmsg(struct pmd_run *run)
 {
 	struct pmd_monitor *m = &run->mon;
@@ -194,7 +204,6 @@ static void drain_kmsg(struct pmd_run *run)
 	if (m->kmsg_fd < 0)
 		return;
 	for (;;) {
-		struct pmd_kmsg_record r;
 		ssize_t n = read(m->kmsg_fd, buf, sizeof(buf) - 1);
 
 		if (n < 0 && errno == EPIPE)
@@ -202,42 +211,8 @@ static void drain_kmsg(struct pmd_run *run)
 		if (n <= 0)
 			return;
 		buf[n] = '\0';
-		if (!pmd_kmsg_parse(buf, (size_t)n, &r))
-			continue;
-		m->kmsg_seq = r.seq;
-		kernel_line(run, &r);
+		pmd_monitor_record(run, buf, (size_t)n);
 	}
-}
-
-void pmd_monitor_read_after(struct pmd_run *run, uint64_t seq)
-{
-	struct pmd_monitor *m = &run->mon;
-	int fd = m->kmsg_fd;
-
-	/* a reader of its own starts at the oldest record the kernel still holds */
-	m->kmsg_fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (m->kmsg_fd < 0) {
-		m->kmsg_fd = fd;
-		return;
-	}
-	m->kmsg_seq = seq;
-	for (;;) {
-		char buf[8192];
-		struct pmd_kmsg_record r;
-		ssize_t n = read(m->kmsg_fd, buf, sizeof(buf) - 1);
-
-		if (n < 0 && errno == EPIPE)
-			continue;
-		if (n <= 0)
-			break;
-		buf[n] = '\0';
-		if (!pmd_kmsg_parse(buf, (size_t)n, &r) || r.seq <= seq)
-			continue;
-		m->kmsg_seq = r.seq;
-		kernel_line(run, &r);
-	}
-	close(m->kmsg_fd);
-	m->kmsg_fd = fd;
 }
 
 static void check_taint(struct pmd_run *run)

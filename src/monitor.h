@@ -54,11 +54,11 @@ void pmd_monitor_start(struct pmd_run *run);
  */
 uint64_t pmd_monitor_tick(struct pmd_run *run, uint64_t now);
 /*
- * Read the kernel log again from the oldest record it holds, and take the
- * records after @seq as the monitor takes them during the run: the
- * supervisor's look at what came after the storm's last read.
+ * One record as read(2) from /dev/kmsg returns it (@buf is changed), taken
+ * as the monitor takes those it reads during the run: the supervisor's way
+ * to hand over what the kernel said after the storm's last read.
  */
-void pmd_monitor_read_after(struct pmd_run *run, uint64_t seq);
+void pmd_monitor_record(struct pmd_run *run, char *buf, size_t len);
 /*
  * Every task of process @pid (0: this one): "task TID comm state S wchan W"
  * and, where readable (root), its kernel stack. Malloc'ed, or NULL.

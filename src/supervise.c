@@ -63,6 +63,13 @@
 #define TAKEN_WAIT_NS 500000000ull   /* for the storm to take a signal passed on */
 #define SETTLE_NS 100000000ull	     /* after the CPUs' visit, before the log is read */
 #define MSG_MAX (8u << 20)
+#define LOG_MAX (4u << 20) /* bytes of records kept beyond what the storm covered */
+
+struct log_rec {
+	uint64_t seq;
+	uint32_t len;
+	uint32_t pad;
+};
 
 struct sup {
 	const struct pmd_config *cfg;
@@ -78,7 +85,11 @@ struct sup {
 	bool ended;    /* END came: the results are complete */
 	uint32_t phase;
 	int guard_pid;
-	uint64_t storm_seq, seq0; /* the storm's last kernel log record; the last before it */
+	uint64_t storm_seq; /* the last kernel log record the storm's events cover */
+	/* the log's records since then, as read: struct log_rec and its bytes, in order */
+	char *log;
+	size_t log_len, log_cap;
+	uint64_t log_lost; /* records dropped: more than LOG_MAX came after the storm's */
 	uint64_t life_ns, quiet_until_ns, loop_ns, splat_ns;
 	unsigned long long cpu;
 	int passed; /* the first signal, passed on */
@@ -109,21 +120,26 @@ static void __attribute__((noreturn)) storm_exec(pid_t parent, int msg_fd, int o
 	char path[PATH_MAX], arg[64], **args;
 	ssize_t n;
 	sigset_t chld;
-	int fd, i;
+	int i;
 
 	/* a Ctrl-C to our group reaches it once, through us; and it dies with us */
 	setpgid(0, 0);
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	if (getppid() != parent)
 		_exit(125);
-	if ((out_fd >= 0 && dup2(out_fd, STDOUT_FILENO) < 0) ||
-	    (err_fd >= 0 && dup2(err_fd, STDERR_FILENO) < 0))
+	if ((out_fd >= 0 && (dup2(out_fd, STDOUT_FILENO) < 0 || close(out_fd))) ||
+	    (err_fd >= 0 && (dup2(err_fd, STDERR_FILENO) < 0 || close(err_fd)))) {
+		fprintf(stderr, "pmdstress: cannot start the storm process: dup2: %s\n",
+			strerror(errno));
 		_exit(125);
-	fd = fcntl(msg_fd, F_DUPFD, 3); /* the one descriptor it keeps over the exec */
+	}
+	/* the one descriptor it keeps over the exec */
 	args = calloc((size_t)argc + 2, sizeof(*args));
-	if (fd < 0 || !args)
+	if (fcntl(msg_fd, F_SETFD, 0) || !args) {
+		fprintf(stderr, "pmdstress: cannot start the storm process: %s\n", strerror(errno));
 		_exit(125);
-	snprintf(arg, sizeof(arg), "--storm=%d,%" PRIx64, fd, seed);
+	}
+	snprintf(arg, sizeof(arg), "--storm=%d,%" PRIx64, msg_fd, seed);
 	args[0] = argv[0];
 	args[1] = arg;
 	for (i = 1; i < argc; i++)
@@ -658,13 +674,59 @@ static void read_messages(struct sup *s)
 
 /* ---- the kernel log, as the run goes ---------------------------------------- */
 
+/* Forget the records the storm's events cover (their seq is at most storm_seq). */
+static void log_prune(struct sup *s, size_t room)
+{
+	size_t off = 0;
+
+	while (off < s->log_len) {
+		struct log_rec h;
+
+		memcpy(&h, s->log + off, sizeof(h));
+		if (h.seq > s->storm_seq && s->log_len - off + room <= LOG_MAX)
+			break;
+		if (h.seq > s->storm_seq)
+			s->log_lost++; /* no room: the oldest goes */
+		off += sizeof(h) + h.len;
+	}
+	memmove(s->log, s->log + off, s->log_len - off);
+	s->log_len -= off;
+}
+
+static void log_keep(struct sup *s, uint64_t seq, const char *rec, size_t len)
+{
+	struct log_rec h = { .seq = seq, .len = (uint32_t)len };
+	size_t need = sizeof(h) + len;
+
+	log_prune(s, need);
+	if (s->log_cap - s->log_len < need) {
+		size_t cap = s->log_cap ? 2 * s->log_cap : 65536;
+		char *b;
+
+		while (cap - s->log_len < need)
+			cap *= 2;
+		b = realloc(s->log, cap);
+		if (!b) {
+			s->log_lost++;
+			return;
+		}
+		s->log = b;
+		s->log_cap = cap;
+	}
+	memcpy(s->log + s->log_len, &h, sizeof(h));
+	memcpy(s->log + s->log_len + sizeof(h), rec, len);
+	s->log_len += need;
+}
+
 /*
- * Our own reader, from the run's start: a splat shortens the leash, and a
- * line of the OOM killer's about the storm says why it died.
+ * Our own reader, from the run's start. A splat shortens the leash; a line
+ * of the OOM killer's about the storm says why it died; and every record
+ * the storm's events do not cover yet is kept, to be taken after its end
+ * (its teardown's splats, what it did not live to read).
  */
 static void read_kmsg(struct sup *s)
 {
-	char buf[8192], who[48];
+	char buf[8192], copy[8192], who[48];
 
 	snprintf(who, sizeof(who), "Killed process %d ", (int)s->pid);
 	while (s->kmsg_fd >= 0) {
@@ -675,36 +737,48 @@ static void read_kmsg(struct sup *s)
 			continue;
 		if (n <= 0)
 			return;
-		buf[n] = '\0';
-		if (!pmd_kmsg_parse(buf, (size_t)n, &r))
+		memcpy(copy, buf, (size_t)n);
+		copy[n] = '\0';
+		if (!pmd_kmsg_parse(copy, (size_t)n, &r))
 			continue;
-		if (!s->seq0 || r.seq < s->seq0)
-			s->seq0 = r.seq ? r.seq - 1 : 0;
 		if (pmd_kmsg_match(r.text) && !s->splat_ns)
 			s->splat_ns = pmd_now_ns();
 		if (s->pid > 0 && strstr(r.text, who))
 			snprintf(s->oom, sizeof(s->oom), "%s", r.text);
+		if (r.seq > s->storm_seq)
+			log_keep(s, r.seq, buf, (size_t)n);
 	}
 }
 
-/* Open the log at its end; seq0 is its last record (0 if none or unreadable). */
+/* Hand the records after the storm's last to the monitor, as the storm would have. */
+static void log_after_storm(struct sup *s)
+{
+	char rec[8192];
+	size_t off = 0;
+
+	read_kmsg(s);
+	log_prune(s, 0);
+	while (off < s->log_len) {
+		struct log_rec h;
+
+		memcpy(&h, s->log + off, sizeof(h));
+		memcpy(rec, s->log + off + sizeof(h), h.len);
+		rec[h.len] = '\0';
+		pmd_monitor_record(s->run, rec, h.len);
+		off += sizeof(h) + h.len;
+	}
+	if (s->log_lost)
+		fprintf(stderr, "pmdstress: %" PRIu64 " kernel log records after the storm's last "
+				"were not kept (more than %u MiB)\n",
+			s->log_lost, LOG_MAX >> 20);
+}
+
+/* Open the log at its end: what the kernel says from now on. */
 static void open_kmsg(struct sup *s)
 {
-	char buf[8192];
-
 	s->kmsg_fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	for (;;) {
-		struct pmd_kmsg_record r;
-		ssize_t n = s->kmsg_fd >= 0 ? read(s->kmsg_fd, buf, sizeof(buf) - 1) : 0;
-
-		if (n < 0 && errno == EPIPE)
-			continue;
-		if (n <= 0)
-			break;
-		buf[n] = '\0';
-		if (pmd_kmsg_parse(buf, (size_t)n, &r))
-			s->seq0 = r.seq;
-	}
+	if (s->kmsg_fd >= 0)
+		lseek(s->kmsg_fd, 0, SEEK_END);
 }
 
 /* ---- the loop ----------------------------------------------------------------- */
@@ -1016,6 +1090,28 @@ static void visit_cpus(void)
 	sched_setaffinity(0, sizeof(all), &all);
 }
 
+/*
+ * What the storm left when it died (its fork and exec stressors' children,
+ * killed by PR_SET_PDEATHSIG, and its settings guardian, which puts back
+ * what it changed when it sees the storm gone) comes to us, the subreaper:
+ * reap it, waiting a little for the guardian, so that pmdstress leaves no
+ * process and its settings are back when it exits.
+ */
+static void reap_orphans(void)
+{
+	uint64_t end = pmd_now_ns() + KILL_WAIT_NS;
+
+	while (pmd_now_ns() < end) {
+		pid_t pid = waitpid(-1, NULL, WNOHANG);
+
+		if (pid > 0)
+			continue;
+		if (pid < 0 && errno != EINTR)
+			return; /* ECHILD: none left */
+		nanosleep(&(struct timespec){ .tv_nsec = 10000000 }, NULL);
+	}
+}
+
 /* What the storm's end means; a status to exit with at once, or 0 to report. */
 static int storm_gone(struct sup *s)
 {
@@ -1079,6 +1175,7 @@ static void sup_free(struct sup *s)
 	free(run->mon.klog);
 	free(run->mon.hang_dump);
 	free(s->buf);
+	free(s->log);
 	if (s->kmsg_fd >= 0)
 		close(s->kmsg_fd);
 	if (s->sfd >= 0)
@@ -1138,11 +1235,22 @@ int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 	/* descriptors running out (RLIMIT_NOFILE), these go first */
 	relay_pipe(STDOUT_FILENO, out);
 	relay_pipe(STDERR_FILENO, err);
+	/* what the storm leaves when it dies comes to us (reap_orphans()) */
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
 	fflush(NULL); /* nothing buffered is written twice */
 	seed = cfg->seed_used; /* the configuration is in the pool, which no fork child has */
 	s.pid = fork();
-	if (s.pid == 0)
+	if (s.pid == 0) {
+		/* ours, not the storm's: gone now, as the limit on descriptors counts them */
+		close(msg[0]);
+		if (out[0] >= 0)
+			close(out[0]);
+		if (err[0] >= 0)
+			close(err[0]);
+		if (s.kmsg_fd >= 0)
+			close(s.kmsg_fd);
 		storm_exec(parent, msg[1], out[1], err[1], argc, argv, seed);
+	}
 	e = errno;
 	close(msg[1]);
 	if (out[1] >= 0)
@@ -1166,6 +1274,8 @@ int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 			(unsigned long long)(TICK_NS / 1000000));
 
 	supervise(&s);
+	if (s.reaped)
+		reap_orphans();
 	/* from here on a signal ends the report, a second one the process (src/sigwatch.c) */
 	pmd_sigwatch_start(&run->sigwatch, run, &watch);
 	rc = storm_gone(&s);
@@ -1188,7 +1298,7 @@ int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 	if (!run->mon.klog)
 		run->mon.klog = calloc(1, PMD_KLOG_MAX);
 	run->mon.context = "after the storm's last read of the log; read by its supervisor";
-	pmd_monitor_read_after(run, s.storm_seq > s.seq0 ? s.storm_seq : s.seq0);
+	log_after_storm(&s);
 	pmd_monitor_stop(run); /* the taint mask */
 	pmd_events_drain(run);
 	if (run->memcg.dir[0] && !s.left)
