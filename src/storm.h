@@ -79,4 +79,28 @@ void pmd_storm_events(struct pmd_run *run);
 /* The run's description and results; @final: all of them, then END. 0 or -errno. */
 int pmd_storm_results(struct pmd_run *run, bool final);
 
+/*
+ * The supervisor's side: what it took from the storm's messages so far.
+ * Set @run (the supervisor's own, which the messages fill field by field,
+ * checked) and @cfg; the rest starts zero.
+ */
+struct pmd_storm_view {
+	struct pmd_run *run;
+	const struct pmd_config *cfg;
+	char *buf; /* bytes read, not yet a whole message */
+	size_t have, cap;
+	bool damaged;	/* a message failed its checks: nothing more is taken */
+	bool got_run;	/* a RUN message was taken */
+	bool ended;	/* END came: the results are complete */
+	uint32_t phase; /* enum pmd_phase of the last beat */
+	int guard_pid;
+	uint64_t kmsg_seq;	 /* the last kernel log record its events cover */
+	uint64_t last_ns;	 /* when bytes last came */
+	uint64_t quiet_until_ns; /* it said it may be silent until then */
+};
+
+/* Read what came on @fd and take every whole message; false at its end. */
+bool pmd_storm_read(struct pmd_storm_view *v, int fd);
+void pmd_storm_view_free(struct pmd_storm_view *v);
+
 #endif

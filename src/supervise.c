@@ -58,12 +58,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define TICK_NS 250000000ull	     /* the longest the supervisor sleeps */
-#define KILL_WAIT_NS 3000000000ull   /* for the storm to end after SIGKILL */
-#define TAKEN_WAIT_NS 500000000ull   /* for the storm to take a signal passed on */
-#define SETTLE_NS 100000000ull	     /* after the CPUs' visit, before the log is read */
-#define MSG_MAX (8u << 20)
-#define LOG_MAX (4u << 20) /* bytes of records kept beyond what the storm covered */
+#define TICK_NS 250000000ull	   /* the longest the supervisor sleeps */
+#define KILL_WAIT_NS 3000000000ull /* for the storm to end after SIGKILL */
+#define TAKEN_WAIT_NS 500000000ull /* for the storm to take a signal passed on */
+#define SETTLE_NS 100000000ull	   /* after the CPUs' visit, before the log is read */
+#define LOG_MAX (4u << 20)	   /* bytes of records kept beyond what the storm covered */
 
 struct log_rec {
 	uint64_t seq;
@@ -77,20 +76,12 @@ struct sup {
 	pid_t pid;
 	int msg_fd, out_fd, err_fd, kmsg_fd, sfd;
 	sigset_t set;
-	/* messages not yet taken */
-	char *buf;
-	size_t have, cap;
-	bool damaged;  /* one failed its checks: nothing more is taken from the storm */
-	bool got_run;  /* a RUN message was adopted */
-	bool ended;    /* END came: the results are complete */
-	uint32_t phase;
-	int guard_pid;
-	uint64_t storm_seq; /* the last kernel log record the storm's events cover */
-	/* the log's records since then, as read: struct log_rec and its bytes, in order */
+	struct pmd_storm_view v; /* what the storm said (src/storm.c) */
+	/* the log's records after the last the storm's events cover: struct log_rec, bytes */
 	char *log;
 	size_t log_len, log_cap;
 	uint64_t log_lost; /* records dropped: more than LOG_MAX came after the storm's */
-	uint64_t life_ns, quiet_until_ns, loop_ns, splat_ns;
+	uint64_t life_ns, loop_ns, splat_ns;
 	unsigned long long cpu;
 	int passed; /* the first signal, passed on */
 	bool reaped, killed, left;
@@ -98,7 +89,7 @@ struct sup {
 	char oom[200]; /* the kernel's line, if the OOM killer took the storm */
 };
 
-/* For the fatal-signal handler (on_fatal), which has no other way to them: the storm, and its output. */
+/* For the fatal-signal handler (on_fatal), which has no other way to them. */
 static struct {
 	pid_t pid;
 	int out_fd, err_fd;
@@ -114,8 +105,8 @@ static struct {
  * (its first growth is a mapping of its own) and its mappings carry the
  * supervisor's anon_vma too, more to copy at every fork.
  */
-static void __attribute__((noreturn)) storm_exec(pid_t parent, int msg_fd, int out_fd, int err_fd,
-						 int argc, char **argv, uint64_t seed)
+static void __attribute__((noreturn))
+storm_exec(pid_t parent, int msg_fd, int out_fd, int err_fd, int argc, char **argv, uint64_t seed)
 {
 	char path[PATH_MAX], arg[64], **args;
 	ssize_t n;
@@ -216,8 +207,8 @@ static unsigned long long cpu_ticks(pid_t pid)
 		return 0;
 	/* "pid (comm) S ppid ...": utime and stime are the 12th and 13th after the comm */
 	p = strrchr(buf, ')');
-	if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut,
-			 &st) != 2)
+	if (!p ||
+	    sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &ut, &st) != 2)
 		return 0;
 	return ut + st;
 }
@@ -233,445 +224,6 @@ static bool signal_taken(pid_t pid, int sig)
 	return !(strtoull(p + 7, NULL, 16) & (1ull << (sig - 1)));
 }
 
-/* ---- what the storm says ---------------------------------------------------- */
-
-static const struct pmd_stressor *known_stressor(const struct pmd_stressor *st)
-{
-	unsigned i;
-
-	for (i = 0; pmd_stressors[i]; i++)
-		if (pmd_stressors[i] == st)
-			return st;
-	return NULL;
-}
-
-static const char *known_name(const char *name)
-{
-	unsigned i;
-
-	for (i = 0; name && pmd_stressors[i]; i++)
-		if (pmd_stressors[i]->name == name)
-			return name;
-	return NULL;
-}
-
-#define TERMINATE(a) ((a)[sizeof(a) - 1] = '\0')
-
-static void take_event(struct pmd_event *e, const struct pmd_event *from)
-{
-	*e = *from;
-	e->stressor = known_name(from->stressor);
-	if (e->ring_len > PMD_RING_LEN)
-		e->ring_len = PMD_RING_LEN;
-	TERMINATE(e->text);
-}
-
-/* A stressor instance as the storm had it; false if it is not one this program has. */
-static bool take_sinst(struct sup *s, struct pmd_sinst *si, const struct pmd_sinst *from)
-{
-	const struct pmd_stressor *st = known_stressor(from->st);
-	int k = st ? pmd_stressor_index(st) : -1;
-
-	if (k < 0)
-		return false;
-	memset(si, 0, sizeof(*si));
-	si->st = st;
-	si->run = s->run;
-	si->cfg = s->cfg;
-	si->arena = &s->run->arena;
-	si->opts = s->cfg->st[k].opts;
-	si->nworkers = from->nworkers;
-	memcpy(si->why, from->why, sizeof(si->why));
-	TERMINATE(si->why);
-	si->skipped = from->skipped ? si->why : NULL; /* src/storm.c sent it as text */
-	return true;
-}
-
-static void take_totals(struct pmd_totals *t, const struct pmd_totals *from)
-{
-	unsigned k;
-
-	for (k = 0; k < PMD_MAX_METRICS; k++)
-		pmd_hist_free(&t->hist[k]);
-	memset(t, 0, sizeof(*t));
-	memcpy(t->counter, from->counter, sizeof(t->counter));
-	t->faults = from->faults;
-	memcpy(t->thp, from->thp, sizeof(t->thp));
-	for (k = 0; k < PMD_MAX_METRICS; k++) {
-		t->hist[k].count = from->hist[k].count;
-		t->hist[k].sum = from->hist[k].sum;
-		t->hist[k].min = from->hist[k].min;
-		t->hist[k].max = from->hist[k].max;
-		/* the buckets come page by page (PMD_MSG_HIST); none yet */
-	}
-}
-
-static void take_counts(struct pmd_run *run, const uint64_t *ev_count, const uint64_t *class_count,
-			uint64_t posted, uint64_t dropped, uint64_t resource_errors)
-{
-	memcpy(run->ev_count, ev_count, sizeof(run->ev_count));
-	memcpy(run->class_count, class_count, sizeof(run->class_count));
-	run->ev_posted = posted;
-	run->dropped = dropped;
-	run->resource_errors = resource_errors;
-}
-
-static void take_sys(struct pmd_sysinfo *sys, const struct pmd_sysinfo *from)
-{
-	unsigned i;
-
-	*sys = *from;
-	TERMINATE(sys->release);
-	TERMINATE(sys->version);
-	TERMINATE(sys->machine);
-	TERMINATE(sys->hostname);
-	TERMINATE(sys->nodes_online);
-	if (sys->nthp > sizeof(sys->thp) / sizeof(sys->thp[0]))
-		sys->nthp = 0;
-	if (sys->nmthp > PMD_MAX_MTHP)
-		sys->nmthp = 0;
-	for (i = 0; i < sys->nthp; i++) {
-		TERMINATE(sys->thp[i].key);
-		TERMINATE(sys->thp[i].value);
-	}
-	for (i = 0; i < sys->nmthp; i++) {
-		TERMINATE(sys->mthp[i].key);
-		TERMINATE(sys->mthp[i].value);
-	}
-}
-
-static void take_vmstat(struct pmd_vmstat *v, const struct pmd_vmstat *from)
-{
-	unsigned i;
-
-	*v = *from;
-	if (v->n > PMD_VMSTAT_MAX)
-		v->n = 0;
-	for (i = 0; i < v->n; i++)
-		TERMINATE(v->e[i].name);
-}
-
-/*
- * The storm's run struct, field by field: what the reports read, checked;
- * its pointers are the storm's and are never followed. @final: the results
- * (else what runs, from the start of the first round).
- */
-static void take_run(struct sup *s, const struct pmd_run *r, bool final)
-{
-	struct pmd_run *run = s->run;
-	unsigned i, n;
-
-	run->arena = r->arena;
-	run->arena.chunks = NULL;
-	run->arena.spare = NULL;
-	run->arena.unmapped = true; /* base and size are only a record here */
-	n = r->nsinst < PMD_MAX_STRESSORS ? r->nsinst : PMD_MAX_STRESSORS;
-	for (i = 0; i < n && take_sinst(s, &run->sinst[i], &r->sinst[i]); i++)
-		take_totals(&run->totals[i], &r->totals[i]);
-	run->nsinst = i;
-	run->nworkers = r->nworkers;
-	run->t0 = r->t0;
-	run->t_end = r->t_end;
-	run->wall_start = r->wall_start;
-	run->t_origin = r->t_origin;
-	run->start_ns = r->start_ns;
-	run->start_rss_before = r->start_rss_before;
-	run->start_rss_after = r->start_rss_after;
-	if (!run->stop_signal && r->stop_signal > 0 && r->stop_signal < 65)
-		run->stop_signal = r->stop_signal;
-	memcpy(run->stop_reason, r->stop_reason, sizeof(run->stop_reason));
-	TERMINATE(run->stop_reason);
-	run->aborting = r->aborting;
-	memcpy(run->abort_reason, r->abort_reason, sizeof(run->abort_reason));
-	TERMINATE(run->abort_reason);
-	take_counts(run, r->ev_count, r->class_count, r->ev_posted, r->dropped,
-		    r->resource_errors);
-	run->nkept = r->nkept < PMD_EVENTS_KEPT ? r->nkept : PMD_EVENTS_KEPT;
-	for (i = 0; i < run->nkept; i++)
-		take_event(&run->kept[i], &r->kept[i]);
-	run->dumped = r->dumped;
-	/* the probe's descriptors, as "was open": pmd_thp_probe_method() reads only that */
-	run->pagemap_fd = r->pagemap_fd >= 0 ? INT32_MAX : -1;
-	run->kpageflags_fd = r->kpageflags_fd >= 0 ? INT32_MAX : -1;
-	run->scan_ok = r->scan_ok;
-	take_sys(&run->sys, &r->sys);
-	free(run->numa.where);
-	free(run->numa.bind_cpus);
-	run->numa = r->numa;
-	run->numa.bind_cpus = NULL;
-	run->numa.where = NULL;
-	run->numa.nwhere = 0;
-	if (run->numa.nnodes > PMD_MAX_NODES)
-		run->numa.nnodes = 0;
-	for (i = 0; i < run->numa.nnodes; i++)
-		TERMINATE(run->numa.node[i].cpus);
-	TERMINATE(run->numa.balancing_was);
-	run->memcg = r->memcg;
-	run->memcg.on = false; /* the storm's to leave; only its folder is ours to remove */
-	run->memcg.usage_fd = run->memcg.limit_fd = -1;
-	TERMINATE(run->memcg.home);
-	TERMINATE(run->memcg.dir);
-	take_vmstat(&run->vm_before, &r->vm_before);
-	if (final)
-		take_vmstat(&run->vm_after, &r->vm_after);
-	run->thp_share_end = r->thp_share_end;
-	run->arena_rss_end = r->arena_rss_end;
-	run->arena_huge_end = r->arena_huge_end;
-	run->tool_rss_end = r->tool_rss_end;
-	run->measured_secs = r->measured_secs;
-	memcpy(run->mon.kmsg_status, r->mon.kmsg_status, sizeof(run->mon.kmsg_status));
-	TERMINATE(run->mon.kmsg_status);
-	run->mon.clock_off_ns = r->mon.clock_off_ns;
-	run->mon.clock_slack_ns = r->mon.clock_slack_ns;
-	run->mon.clock_measured = r->mon.clock_measured;
-	run->mon.taint_ok = r->mon.taint_ok;
-	run->mon.taint0 = r->mon.taint0;
-	run->mon.taint_seen = r->mon.taint_seen;
-	/* at the start its log position runs ahead of the events it forwarded */
-	if (final && r->mon.kmsg_seq > s->storm_seq)
-		s->storm_seq = r->mon.kmsg_seq;
-	s->got_run = true;
-}
-
-static void take_workers(struct sup *s, const struct pmd_msg_worker *w, size_t n, uint32_t nwhere)
-{
-	struct pmd_run *run = s->run;
-	size_t i;
-
-	free(run->workers);
-	free(run->numa.where);
-	run->numa.where = NULL;
-	run->numa.nwhere = 0;
-	run->workers = calloc(n ? n : 1, sizeof(*run->workers));
-	run->numa.where = calloc(n ? n : 1, sizeof(*run->numa.where));
-	if (!run->workers || !run->numa.where) {
-		run->nworkers = 0;
-		return;
-	}
-	for (i = 0; i < n; i++) {
-		struct pmd_worker *wk = &run->workers[i];
-
-		wk->si = &run->sinst[w[i].sinst < run->nsinst ? w[i].sinst : 0];
-		wk->index = w[i].index;
-		wk->id = w[i].id;
-		run->numa.where[i].bound = w[i].bound;
-		run->numa.where[i].cpu = w[i].cpu;
-		run->numa.where[i].node = w[i].node;
-		run->numa.where[i].err = w[i].err;
-	}
-	run->nworkers = run->nsinst ? (unsigned)n : 0;
-	run->numa.nwhere = nwhere < n ? nwhere : (unsigned)n;
-}
-
-static void take_hist(struct sup *s, const struct pmd_msg_hist *m)
-{
-	struct pmd_hist *h;
-
-	if (m->sinst >= s->run->nsinst || m->metric >= PMD_MAX_METRICS || m->page >= 64 ||
-	    (size_t)(m->page + 1) * PMD_MSG_HIST_BUCKETS > PMD_HIST_BUCKETS)
-		return;
-	h = &s->run->totals[m->sinst].hist[m->metric];
-	if (!h->buckets) {
-		struct pmd_hist keep = *h;
-
-		if (pmd_hist_init(h))
-			return;
-		h->count = keep.count;
-		h->sum = keep.sum;
-		h->min = keep.min;
-		h->max = keep.max;
-	}
-	memcpy(h->buckets + (size_t)m->page * PMD_MSG_HIST_BUCKETS, m->bucket, sizeof(m->bucket));
-	h->touched |= 1ull << m->page;
-}
-
-static void take_round(struct sup *s, const struct pmd_round *from, uint32_t len)
-{
-	struct pmd_run *run = s->run;
-	struct pmd_round *r, *grown;
-	unsigned i, k;
-
-	if (len < offsetof(struct pmd_round, st) || from->nsinst > PMD_MAX_STRESSORS ||
-	    len != offsetof(struct pmd_round, st) + from->nsinst * sizeof(from->st[0]))
-		return;
-	if (run->nrounds == run->rounds_cap) {
-		unsigned cap = run->rounds_cap ? 2 * run->rounds_cap : 8;
-
-		grown = realloc(run->rounds, cap * sizeof(*grown));
-		if (!grown)
-			return;
-		run->rounds = grown;
-		run->rounds_cap = cap;
-	}
-	r = &run->rounds[run->nrounds];
-	memset(r, 0, sizeof(*r));
-	r->index = from->index;
-	r->warmup = from->warmup;
-	r->secs = from->secs;
-	memcpy(r->stop_reason, from->stop_reason, sizeof(r->stop_reason));
-	TERMINATE(r->stop_reason);
-	for (i = 0; i < from->nsinst && take_sinst(s, &r->st[i].si, &from->st[i].si); i++) {
-		take_totals(&r->st[i].t, &from->st[i].t);
-		for (k = 0; k < PMD_MAX_METRICS; k++)
-			r->st[i].lat[k] = from->st[i].lat[k];
-	}
-	r->nsinst = i;
-	run->nrounds++;
-}
-
-static void take_text(struct sup *s, uint32_t which, const char *p, uint32_t len)
-{
-	struct pmd_monitor *m = &s->run->mon;
-	/* the kernel lines grow here too (the log read after the storm): the monitor's size */
-	size_t cap = which ? PMD_KLOG_MAX : (size_t)len + 1;
-	char *t = calloc(1, cap);
-
-	if (!t)
-		return;
-	if (len >= cap)
-		len = (uint32_t)cap - 1;
-	memcpy(t, p, len);
-	t[len] = '\0';
-	if (which == 0) {
-		free(m->hang_dump);
-		m->hang_dump = t;
-		return;
-	}
-	free(m->klog);
-	m->klog = t;
-	m->klog_len = strlen(t);
-}
-
-static void take_beat(struct sup *s, const struct pmd_beat *b, uint64_t now)
-{
-	s->phase = b->phase;
-	s->quiet_until_ns = b->quiet_ns ? now + b->quiet_ns : 0;
-	s->guard_pid = b->guard_pid > 0 ? b->guard_pid : 0;
-	if (b->kmsg_seq > s->storm_seq)
-		s->storm_seq = b->kmsg_seq;
-	if (s->ended)
-		return;
-	if (!s->run->t0) {
-		s->run->t0 = b->t0;
-		s->run->t_origin = b->t_origin;
-	}
-	take_counts(s->run, b->ev_count, b->class_count, b->ev_posted, b->dropped,
-		    b->resource_errors);
-}
-
-/* One message; false if it cannot be one the storm meant to send. */
-static bool take_message(struct sup *s, const struct pmd_msg_hdr *h, const char *p, uint64_t now)
-{
-	struct pmd_run *run = s->run;
-
-	switch (h->type) {
-	case PMD_MSG_BEAT:
-		if (h->len != sizeof(struct pmd_beat))
-			return false;
-		take_beat(s, (const struct pmd_beat *)p, now);
-		return true;
-	case PMD_MSG_EVENT:
-		if (h->len != sizeof(struct pmd_event))
-			return false;
-		if (run->nkept < PMD_EVENTS_KEPT)
-			take_event(&run->kept[run->nkept++], (const struct pmd_event *)p);
-		return true;
-	case PMD_MSG_RUN:
-		if (h->len != sizeof(struct pmd_run))
-			return false;
-		take_run(s, (const struct pmd_run *)p, h->arg == 1);
-		return true;
-	case PMD_MSG_WORKERS:
-		if (h->len % sizeof(struct pmd_msg_worker))
-			return false;
-		take_workers(s, (const struct pmd_msg_worker *)p,
-			     h->len / sizeof(struct pmd_msg_worker), h->arg);
-		return true;
-	case PMD_MSG_HIST:
-		if (h->len != sizeof(struct pmd_msg_hist))
-			return false;
-		take_hist(s, (const struct pmd_msg_hist *)p);
-		return true;
-	case PMD_MSG_ROUND:
-		take_round(s, (const struct pmd_round *)p, h->len);
-		return true;
-	case PMD_MSG_TEXT:
-		take_text(s, h->arg, p, h->len);
-		return true;
-	case PMD_MSG_END:
-		s->ended = true;
-		return true;
-	}
-	return false;
-}
-
-/* Read what the storm sent and take every whole message. */
-static void read_messages(struct sup *s)
-{
-	uint64_t now = pmd_now_ns();
-	size_t off = 0;
-
-	while (s->msg_fd >= 0) {
-		ssize_t n;
-
-		if (s->cap - s->have < 65536) {
-			size_t cap = s->cap ? 2 * s->cap : 1u << 20;
-			char *b = cap <= 2 * (size_t)MSG_MAX ? realloc(s->buf, cap) : NULL;
-
-			if (!b) {
-				s->damaged = true;
-				break;
-			}
-			s->buf = b;
-			s->cap = cap;
-		}
-		n = read(s->msg_fd, s->buf + s->have, s->cap - s->have);
-		if (n > 0) {
-			s->have += (size_t)n;
-			s->life_ns = now;
-			continue;
-		}
-		if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
-			close(s->msg_fd);
-			s->msg_fd = -1;
-		}
-		break;
-	}
-	while (!s->damaged && s->have - off >= sizeof(struct pmd_msg_hdr)) {
-		struct pmd_msg_hdr h;
-		const char *p = s->buf + off + sizeof(h);
-
-		memcpy(&h, s->buf + off, sizeof(h));
-		if (h.magic != PMD_MSG_MAGIC || h.len > MSG_MAX) {
-			s->damaged = true;
-			break;
-		}
-		if (s->have - off - sizeof(h) < h.len)
-			break;
-		/* a payload is taken aligned: the run struct holds 8-byte fields */
-		if (h.len && ((uintptr_t)p & 7)) {
-			memmove(s->buf + off + sizeof(h) - ((uintptr_t)p & 7), p, s->have - off - sizeof(h));
-			s->have -= (uintptr_t)p & 7;
-			off -= (uintptr_t)p & 7;
-			p = s->buf + off + sizeof(h);
-		}
-		if (pmd_msg_sum(p, h.len) != h.sum || !take_message(s, &h, p, now)) {
-			s->damaged = true;
-			break;
-		}
-		off += sizeof(h) + h.len;
-	}
-	if (s->damaged) {
-		if (s->msg_fd >= 0)
-			close(s->msg_fd);
-		s->msg_fd = -1;
-		s->have = 0;
-		return;
-	}
-	memmove(s->buf, s->buf + off, s->have - off);
-	s->have -= off;
-}
-
 /* ---- the kernel log, as the run goes ---------------------------------------- */
 
 /* Forget the records the storm's events cover (their seq is at most storm_seq). */
@@ -683,9 +235,9 @@ static void log_prune(struct sup *s, size_t room)
 		struct log_rec h;
 
 		memcpy(&h, s->log + off, sizeof(h));
-		if (h.seq > s->storm_seq && s->log_len - off + room <= LOG_MAX)
+		if (h.seq > s->v.kmsg_seq && s->log_len - off + room <= LOG_MAX)
 			break;
-		if (h.seq > s->storm_seq)
+		if (h.seq > s->v.kmsg_seq)
 			s->log_lost++; /* no room: the oldest goes */
 		off += sizeof(h) + h.len;
 	}
@@ -745,7 +297,7 @@ static void read_kmsg(struct sup *s)
 			s->splat_ns = pmd_now_ns();
 		if (s->pid > 0 && strstr(r.text, who))
 			snprintf(s->oom, sizeof(s->oom), "%s", r.text);
-		if (r.seq > s->storm_seq)
+		if (r.seq > s->v.kmsg_seq)
 			log_keep(s, r.seq, buf, (size_t)n);
 	}
 }
@@ -768,8 +320,9 @@ static void log_after_storm(struct sup *s)
 		off += sizeof(h) + h.len;
 	}
 	if (s->log_lost)
-		fprintf(stderr, "pmdstress: %" PRIu64 " kernel log records after the storm's last "
-				"were not kept (more than %u MiB)\n",
+		fprintf(stderr,
+			"pmdstress: %" PRIu64 " kernel log records after the storm's last "
+			"were not kept (more than %u MiB)\n",
 			s->log_lost, LOG_MAX >> 20);
 }
 
@@ -794,6 +347,19 @@ static void try_reap(struct sup *s)
 		s->status = st;
 		fatal_to.pid = 0; /* its pid may be another process's now */
 	}
+}
+
+/* What the storm sent, taken; its pipe closed at its end or at a message that failed. */
+static void read_messages(struct sup *s)
+{
+	uint64_t last = s->v.last_ns;
+
+	if (s->msg_fd >= 0 && !pmd_storm_read(&s->v, s->msg_fd)) {
+		close(s->msg_fd);
+		s->msg_fd = -1;
+	}
+	if (s->v.last_ns != last)
+		s->life_ns = s->v.last_ns;
 }
 
 static void drain(struct sup *s)
@@ -902,7 +468,7 @@ static bool storm_stuck(struct sup *s)
 {
 	uint64_t now = pmd_now_ns(), since;
 
-	if (s->phase != PMD_PHASE_RUN || s->ended) {
+	if (s->v.phase != PMD_PHASE_RUN || s->v.ended) {
 		unsigned long long t = cpu_ticks(s->pid);
 
 		if (t != s->cpu) {
@@ -910,7 +476,7 @@ static bool storm_stuck(struct sup *s)
 			s->life_ns = now;
 		}
 	}
-	since = s->life_ns > s->quiet_until_ns ? s->life_ns : s->quiet_until_ns;
+	since = s->life_ns > s->v.quiet_until_ns ? s->life_ns : s->v.quiet_until_ns;
 	return now > since + leash(s);
 }
 
@@ -958,20 +524,22 @@ static void declare_stuck(struct sup *s)
 					     "stopped answering in its main loop",
 					     "made no progress in its single worker's round",
 					     "made no progress in its wind-down" };
-	uint64_t silent = pmd_now_ns() - (s->life_ns > s->quiet_until_ns ? s->life_ns
-									 : s->quiet_until_ns);
+	uint64_t since = s->life_ns > s->v.quiet_until_ns ? s->life_ns : s->v.quiet_until_ns;
+	uint64_t silent = pmd_now_ns() - since;
 	char *dump = pmd_task_dump(s->pid);
 	char first[200];
 
 	first_task(dump, first, sizeof(first));
-	post_event(s, PMD_EV_HANG, "the storm process (pid %d) %s for %.1fs%s (%s); its tasks are "
-		   "in the report", (int)s->pid,
-		   s->ended ? "did not end after its results" : doing[s->phase & 3],
+	post_event(s, PMD_EV_HANG,
+		   "the storm process (pid %d) %s for %.1fs%s (%s); its tasks are "
+		   "in the report",
+		   (int)s->pid,
+		   s->v.ended ? "did not end after its results" : doing[s->v.phase & 3],
 		   (double)silent / 1e9, s->splat_ns ? ", after a kernel splat" : "", first);
 	if (dump)
 		append_dump(s->run, "storm process, when it was found stuck:", dump);
 	free(dump);
-	if (!s->run->stop_reason[0] || !s->ended)
+	if (!s->run->stop_reason[0] || !s->v.ended)
 		snprintf(s->run->stop_reason, sizeof(s->run->stop_reason), "hang");
 }
 
@@ -990,16 +558,17 @@ static void kill_storm(struct sup *s)
 	s->left = true;
 	dump = pmd_task_dump(s->pid);
 	first_task(dump, first, sizeof(first));
-	fprintf(stderr, "pmdstress: the storm process (pid %d) did not end within %.0fs of "
-			"SIGKILL: a task of it is asleep in the kernel (%s); it is left behind "
-			"and ends when the kernel lets it go\n",
+	fprintf(stderr,
+		"pmdstress: the storm process (pid %d) did not end within %.0fs of "
+		"SIGKILL: a task of it is asleep in the kernel (%s); it is left behind "
+		"and ends when the kernel lets it go\n",
 		(int)s->pid, (double)KILL_WAIT_NS / 1e9, first);
 	if (dump)
 		append_dump(s->run, "storm process, left behind after SIGKILL:", dump);
 	free(dump);
 	/* its guardian holds what it changed; the storm may never let go of it */
-	if (s->guard_pid > 0)
-		kill(s->guard_pid, SIGUSR2);
+	if (s->v.guard_pid > 0)
+		kill(s->v.guard_pid, SIGUSR2);
 }
 
 static void supervise(struct sup *s)
@@ -1049,7 +618,7 @@ static void on_fatal(int sig)
 
 static void fatal_install(const struct sup *s)
 {
-	static const int sigs[] = { SIGSEGV, SIGBUS, SIGILL,  SIGFPE,  SIGABRT,
+	static const int sigs[] = { SIGSEGV, SIGBUS,  SIGILL,  SIGFPE,	SIGABRT,
 				    SIGSYS,  SIGQUIT, SIGPIPE, SIGXCPU, SIGXFSZ };
 	struct sigaction sa;
 	unsigned i;
@@ -1119,34 +688,40 @@ static int storm_gone(struct sup *s)
 
 	if (s->left || s->killed)
 		return 0; /* a hang, posted when it was found */
-	if (WIFEXITED(st) && !s->ended) {
+	if (WIFEXITED(st) && !s->v.ended) {
 		if (WEXITSTATUS(st))
 			return WEXITSTATUS(st); /* a run that could not start: it said why */
-		post_event(s, PMD_EV_ERROR, "the storm process (pid %d) ended without its results%s",
-			   (int)s->pid, s->damaged ? " (a message of it failed its checks)" : "");
+		post_event(s, PMD_EV_ERROR,
+			   "the storm process (pid %d) ended without its results%s", (int)s->pid,
+			   s->v.damaged ? " (a message of it failed its checks)" : "");
 		return 0;
 	}
 	if (WIFEXITED(st) && WEXITSTATUS(st)) {
 		/* after its results: a sanitizer's finding at its exit, say */
-		post_event(s, PMD_EV_ERROR, "the storm process (pid %d) exited with %d after its "
-			   "results", (int)s->pid, WEXITSTATUS(st));
+		post_event(s, PMD_EV_ERROR,
+			   "the storm process (pid %d) exited with %d after its "
+			   "results",
+			   (int)s->pid, WEXITSTATUS(st));
 		return 0;
 	}
-	if (!WIFSIGNALED(st) || s->ended)
+	if (!WIFSIGNALED(st) || s->v.ended)
 		return 0;
 	sig = WTERMSIG(st);
 	if (sig == SIGKILL && s->oom[0]) {
 		s->run->resource_errors++;
-		post_event(s, PMD_EV_ERROR, "the storm process (pid %d) was killed by the OOM "
-			   "killer: %.200s", (int)s->pid, s->oom);
+		post_event(s, PMD_EV_ERROR,
+			   "the storm process (pid %d) was killed by the OOM "
+			   "killer: %.200s",
+			   (int)s->pid, s->oom);
 		snprintf(s->run->stop_reason, sizeof(s->run->stop_reason), "out of memory");
 		return 0;
 	}
 	s->run->storm_signal = sig;
-	post_event(s, PMD_EV_SIGNAL, "the storm process (pid %d) died of signal %d (%s)%s, which "
+	post_event(s, PMD_EV_SIGNAL,
+		   "the storm process (pid %d) died of signal %d (%s)%s, which "
 		   "pmdstress did not send: its own memory or code was hit, not an arena chunk (a "
-		   "kernel that corrupts memory does this)", (int)s->pid, sig, strsignal(sig),
-		   WCOREDUMP(st) ? ", core dumped" : "");
+		   "kernel that corrupts memory does this)",
+		   (int)s->pid, sig, strsignal(sig), WCOREDUMP(st) ? ", core dumped" : "");
 	snprintf(s->run->stop_reason, sizeof(s->run->stop_reason), "%s", strsignal(sig));
 	return 0;
 }
@@ -1156,8 +731,8 @@ static uint64_t read_taint(void)
 	char buf[32];
 
 	return pmd_read_text("/proc/sys/kernel/tainted", buf, sizeof(buf))
-		       ? 0
-		       : strtoull(buf, NULL, 10);
+		   ? 0
+		   : strtoull(buf, NULL, 10);
 }
 
 static void sup_free(struct sup *s)
@@ -1174,7 +749,7 @@ static void sup_free(struct sup *s)
 	free(run->numa.bind_cpus);
 	free(run->mon.klog);
 	free(run->mon.hang_dump);
-	free(s->buf);
+	pmd_storm_view_free(&s->v);
 	free(s->log);
 	if (s->kmsg_fd >= 0)
 		close(s->kmsg_fd);
@@ -1209,7 +784,8 @@ int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 	sigaddset(&watch, SIGUSR1); /* the signal watcher's own wake-up (src/sigwatch.c) */
 	sigaddset(&s.set, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &s.set, NULL);
-	s.run = run = calloc(1, sizeof(*run));
+	s.run = s.v.run = run = calloc(1, sizeof(*run));
+	s.v.cfg = cfg;
 	if (!run || pipe2(msg, O_CLOEXEC)) {
 		e = errno;
 		fprintf(stderr, "pmdstress: cannot start the storm process: %s: %s\n",
@@ -1237,7 +813,7 @@ int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 	relay_pipe(STDERR_FILENO, err);
 	/* what the storm leaves when it dies comes to us (reap_orphans()) */
 	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-	fflush(NULL); /* nothing buffered is written twice */
+	fflush(NULL);	       /* nothing buffered is written twice */
 	seed = cfg->seed_used; /* the configuration is in the pool, which no fork child has */
 	s.pid = fork();
 	if (s.pid == 0) {
@@ -1262,16 +838,18 @@ int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 	s.err_fd = err[0];
 	fcntl(s.msg_fd, F_SETFL, O_NONBLOCK);
 	if (s.pid < 0) {
-		fprintf(stderr, "pmdstress: cannot start the storm process: fork: %s\n", strerror(e));
+		fprintf(stderr, "pmdstress: cannot start the storm process: fork: %s\n",
+			strerror(e));
 		sup_free(&s);
 		return e == EAGAIN || e == ENOMEM ? 125 : 5;
 	}
 	fatal_install(&s);
 	s.sfd = signalfd(-1, &s.set, SFD_CLOEXEC | SFD_NONBLOCK);
 	if (s.sfd < 0)
-		fprintf(stderr, "pmdstress: supervisor: no signalfd (%s): signals are taken "
-				"every %llu ms\n", strerror(errno),
-			(unsigned long long)(TICK_NS / 1000000));
+		fprintf(stderr,
+			"pmdstress: supervisor: no signalfd (%s): signals are taken "
+			"every %llu ms\n",
+			strerror(errno), (unsigned long long)(TICK_NS / 1000000));
 
 	supervise(&s);
 	if (s.reaped)
@@ -1284,13 +862,13 @@ int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 		sup_free(&s);
 		return rc;
 	}
-	if (!s.got_run) {
+	if (!s.v.got_run) {
 		pmd_sysinfo_read(&run->sys);
 		pmd_numa_init(&run->numa);
 	}
 	if (!run->t_end)
 		run->t_end = pmd_now_ns();
-	if (!s.ended || !run->vm_after.n)
+	if (!s.v.ended || !run->vm_after.n)
 		pmd_vmstat_read(&run->vm_after);
 	/* the storm's mm is gone: what its teardown printed is in the log now */
 	visit_cpus();
