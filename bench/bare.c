@@ -8,6 +8,10 @@
  *   bare mt THREADS SIZE_MB ROUNDS thp|4k       each thread its own slice, at once
  *   bare fork POP_MB SECONDS thp|4k             fork + _exit + wait, parent populated
  *   bare exec POP_MB SECONDS thp|4k [PROG ARG]  fork + execve(PROG ARG, default: self child) + wait
+ *   bare race RACERS SECONDS thp|4k             RACERS meet at a barrier and first-touch
+ *                                               one fresh 2 MiB chunk, each its own slot
+ *                                               of every page; the last verifies every
+ *                                               slot and zaps it to pmd_none; repeat
  *   bare child                                  what exec runs: exit 0 at once
  *
  * BARE_IDLE_THREADS=N makes fork and exec start N threads that only sleep
@@ -36,9 +40,12 @@
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -384,10 +391,158 @@ static int fork_mode(size_t mb, double secs, int thp, int do_exec, const char *p
 	return 0;
 }
 
+
+/*
+ * The physical rate of PMD install races on this machine: what pmdstress's
+ * collided rounds per second are measured against (bench/run.py race).
+ * A round: RACERS threads meet at a spin-then-futex barrier (as pmdstress's
+ * gate), each stores its slot of the chunk's first page, then of every
+ * other page; the last to arrive at the next barrier checks every slot of
+ * every page (each worker's value, zero elsewhere) and resets the chunk to
+ * pmd_none: MADV_DONTNEED when it is PMD-mapped, munmap + mmap MAP_FIXED
+ * when a page table is left (MADV_DONTNEED would keep it).
+ */
+struct race {
+	char *chunk;
+	int racers, thp, pagemap;
+	uint32_t arrived, gen, sleepers; /* the barrier, as src/gate.c */
+	volatile int stop;
+	int quit; /* the stop as the last arriver saw it: every racer leaves at the same barrier */
+	unsigned long rounds, collided, bad;
+	uint64_t value;				/* this round's values: value + page * 512 + slot */
+	double lo[64], hi[64];			/* each racer's first store */
+};
+
+static long sys_futex(uint32_t *uaddr, int op, uint32_t val)
+{
+	return syscall(SYS_futex, uaddr, op, val, NULL, NULL, 0);
+}
+
+static int chunk_is_huge(const struct race *r)
+{
+	uint64_t e[2];
+	off_t at = (off_t)((uintptr_t)r->chunk / PAGE) * 8;
+
+	if (pread(r->pagemap, &e[0], 8, at) != 8 || pread(r->pagemap, &e[1], 8, at + 511 * 8) != 8)
+		return 0;
+	/* present, and the last page's frame 511 after the first's: one huge page */
+	return (e[0] >> 63) && (e[1] >> 63) &&
+	       (e[1] & ((1ull << 55) - 1)) - (e[0] & ((1ull << 55) - 1)) == 511;
+}
+
+static void race_serial(struct race *r)
+{
+	unsigned long p, s;
+	int i, j, hit = 0;
+
+	for (i = 0; i < r->racers; i++)
+		for (j = i + 1; j < r->racers; j++)
+			hit |= r->lo[i] < r->hi[j] && r->lo[j] < r->hi[i];
+	r->collided += hit && r->value;
+	r->rounds += r->value != 0;
+	for (p = 0; r->value && p < HUGE / PAGE; p++) {
+		uint64_t *w = (uint64_t *)(r->chunk + p * PAGE);
+
+		for (s = 0; s < PAGE / 8; s++) {
+			uint64_t want = s < (unsigned long)r->racers ? r->value + p * 512 + s : 0;
+
+			r->bad += __atomic_load_n(&w[s], __ATOMIC_RELAXED) != want;
+		}
+	}
+	if (r->thp && chunk_is_huge(r)) {
+		madvise(r->chunk, HUGE, MADV_DONTNEED);
+	} else if (mmap(r->chunk, HUGE, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != r->chunk) {
+		perror("mmap");
+		exit(2);
+	} else {
+		madvise(r->chunk, HUGE, r->thp ? MADV_HUGEPAGE : MADV_NOHUGEPAGE);
+	}
+	r->value = (r->rounds + 1) << 20;
+	r->quit = r->stop;
+}
+
+/* Spin, then sleep: returns when all racers arrived; the last ran race_serial. */
+static void race_barrier(struct race *r)
+{
+	uint32_t gen = __atomic_load_n(&r->gen, __ATOMIC_ACQUIRE), i;
+
+	if (__atomic_add_fetch(&r->arrived, 1, __ATOMIC_ACQ_REL) == (uint32_t)r->racers) {
+		race_serial(r);
+		__atomic_store_n(&r->arrived, 0, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&r->gen, 1, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&r->sleepers, __ATOMIC_SEQ_CST))
+			sys_futex(&r->gen, FUTEX_WAKE_PRIVATE, INT_MAX);
+		return;
+	}
+	for (i = 0; i < (1u << 20); i++) {
+		if (__atomic_load_n(&r->gen, __ATOMIC_ACQUIRE) != gen)
+			return;
+		__builtin_ia32_pause();
+	}
+	__atomic_add_fetch(&r->sleepers, 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&r->gen, __ATOMIC_SEQ_CST) == gen)
+		sys_futex(&r->gen, FUTEX_WAIT_PRIVATE, gen);
+	__atomic_sub_fetch(&r->sleepers, 1, __ATOMIC_RELAXED);
+}
+
+static struct race the_race;
+
+static void *racer_main(void *arg)
+{
+	struct race *r = &the_race;
+	int me = (int)(intptr_t)arg;
+	unsigned long p;
+
+	for (;;) {
+		race_barrier(r);
+		if (r->quit)
+			return NULL;
+		r->lo[me] = now_ns();
+		__atomic_store_n((uint64_t *)r->chunk + me, r->value + (uint64_t)me, __ATOMIC_RELAXED);
+		r->hi[me] = now_ns();
+		for (p = 1; p < HUGE / PAGE; p++)
+			__atomic_store_n((uint64_t *)(r->chunk + p * PAGE) + me,
+					 r->value + p * 512 + (uint64_t)me, __ATOMIC_RELAXED);
+	}
+}
+
+static int race_mode(int racers, double secs, int thp)
+{
+	pthread_t t[64];
+	double t0;
+	int i;
+
+	if (racers < 1 || racers > 64) {
+		fprintf(stderr, "bare race: 1-64 racers\n");
+		return 2;
+	}
+	the_race.racers = racers;
+	the_race.thp = thp;
+	the_race.chunk = map(HUGE, thp, 0);
+	the_race.pagemap = open("/proc/self/pagemap", O_RDONLY);
+	for (i = 0; i < racers; i++)
+		pthread_create(&t[i], NULL, racer_main, (void *)(intptr_t)i);
+	t0 = now_ns();
+	usleep((useconds_t)(secs * 1e6));
+	the_race.stop = 1;
+	for (i = 0; i < racers; i++)
+		pthread_join(t[i], NULL);
+	secs = (now_ns() - t0) / 1e9;
+	printf("{\"mode\": \"race\", \"racers\": %d, \"thp\": %d, \"secs\": %.3f, \"rounds\": %lu, "
+	       "\"collided\": %lu, \"rounds_per_s\": %.1f, \"collided_per_s\": %.1f, "
+	       "\"bad_slots\": %lu}\n",
+	       racers, thp, secs, the_race.rounds, the_race.collided, the_race.rounds / secs,
+	       the_race.collided / secs, the_race.bad);
+	return the_race.bad ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 2 && !strcmp(argv[1], "child"))
 		return 0;
+	if (argc >= 5 && !strcmp(argv[1], "race"))
+		return race_mode(atoi(argv[2]), atof(argv[3]), !strcmp(argv[4], "thp"));
 	if (argc >= 5 && !strcmp(argv[1], "fault"))
 		return fault_mode(strtoul(argv[2], NULL, 10), atoi(argv[3]), !strcmp(argv[4], "thp"),
 				  argc >= 6 && !strcmp(argv[5], "shared"));

@@ -9,6 +9,11 @@ machine's noise falls on both alike; the figures are ratios
                  [--markdown FILE]
 
 Sections:
+  race      the race rate: collided rounds/s and seed-race rounds/s of the
+            default command (--threads 64) and of the storm alone, against
+            the bare race loop's rounds/s (as many racers as CPUs, one fresh
+            2 MiB chunk a round, every slot verified); target for the
+            default command's collided rounds: >= 0.5
   fault     single-thread first-touch cost per 4 KiB page, 4 KiB pages and
             THP, --verify off and on (the touch window: with verify on it
             includes computing each page's stamp)
@@ -29,7 +34,7 @@ A ratio figure is measured in interleaved triplets (bare, pmdstress, bare
 again) and reported as the median ratio with its 95% bootstrap interval,
 beside the bare loop measured against itself (the machine's resolution);
 see class Table. --triplets N measures every ratio figure in N triplets
-instead of the section's own number (fault and mt 8, forkexec 6, --quick 3):
+instead of the section's own number (race, fault and mt 8, forkexec 6, --quick 3):
 on a noisy machine more triplets narrow the intervals, at N times the cost.
 --rows REGEX measures only the figures (rows) of those sections whose name
 matches REGEX (Python's re.search), to settle one row with many triplets
@@ -423,9 +428,42 @@ def section_sensitivity(t, bare_bin, quick, n=None):
     t.add_check(identical, f"{change:+.1f}% {mark}", "not flagged", "", mark == "~")
 
 
+def section_race(t, bare_bin, quick, n=None):
+    """The race rate: pmdstress's collided rounds per second, and its seed-race
+    rounds, against the bare race loop's rounds per second (bare.c race: as
+    many racers as CPUs, one fresh 2 MiB chunk a round, every slot verified),
+    all in interleaved triplets. The default command as a user types it
+    (`--threads 64`, every partner of the race scenario) and the storm alone."""
+    secs = 2 if quick else 4
+    n = n or (3 if quick else 8)
+    racers = max(2, min(64, os.cpu_count() or 2))
+    shapes = {"--threads 64 (the default race)": ("--threads", 64),
+              "--threads 64 --stressors fault": ("--threads", 64, "--stressors", "fault")}
+    for shape, args in shapes.items():
+        figures = (f"collided rounds/s, {shape}", f"seed-race rounds/s, {shape}")
+        if not t.wants(*figures):
+            continue
+
+        def bare_rate():
+            return bare(bare_bin, "race", racers, secs, "thp")[0]["rounds_per_s"]
+
+        samples = []
+        for _ in range(n):
+            b = bare_rate()
+            doc = pmd(*args, "--duration", f"{secs}s")
+            samples.append((b, doc["race"], bare_rate()))
+        t.add(figures[0], [(b, r["collided_per_s"], b2) for b, r, b2 in samples],
+              0.5 if "default" in shape else None, "rounds/s", lower_better=False,
+              note=f"bare: {racers} racers, rounds/s")
+        t.add(figures[1], [(b, r["seed_race_per_s"], b2) for b, r, b2 in samples], None,
+              "rounds/s", lower_better=False,
+              note=f"evidence: {samples[-1][1]['evidence']['seed_race']}")
+
+
 # name -> section(table, bare loop, quick, triplets or None), in the default order
-SECTIONS = {"fault": section_fault, "mt": section_mt, "forkexec": section_forkexec,
-            "scale": section_scale, "sensitivity": section_sensitivity}
+SECTIONS = {"race": section_race, "fault": section_fault, "mt": section_mt,
+            "forkexec": section_forkexec, "scale": section_scale,
+            "sensitivity": section_sensitivity}
 
 
 def positive_int(text):

@@ -28,6 +28,7 @@ static const char *const thp_modes[] = { "madvise", "nohuge", "toggle", "inherit
 static const char *const progress_modes[] = { "auto", "line", "plain", "off", NULL };
 static const char *const probe_methods[] = { "auto", "scan", "kpageflags", "smaps", NULL };
 static const char *const numa_balancing_modes[] = { "keep", "on", "off", NULL };
+static const char *const race_trace_modes[] = { "auto", "off", NULL };
 
 #ifndef PMD_DEFAULT_STACK
 #define PMD_DEFAULT_STACK "64K"
@@ -97,6 +98,14 @@ const struct pmd_option pmd_global_options[] = {
 	  "this much at every round, so a huge page's charge fails and the fault falls back to "
 	  "4 KiB pages (every write fault while this + 256K per CPU < 2M; 0: off); see "
 	  "docs/memcg.md" },
+	{ "partner-cpu", PMD_OPT_UINT, G(partner_cpu), "25", 0, 100, NULL,
+	  "with the fault storm running, the partners together use at most this percent of the "
+	  "CPUs the run may use, each of their workers an equal share, so that a round's racers "
+	  "find CPUs to race on; a partner's rate is then an upper bound (0: no cap)" },
+	{ "race-trace", PMD_OPT_ENUM, G(race_trace), "auto", 0, 0, race_trace_modes,
+	  "which fault path each racer took, from the kernel's trace events (a tracefs instance "
+	  "of the run's own: kmem:mm_page_alloc/free of the racers' threads): auto (as root "
+	  "where the kernel has them; else inferred from fault counts), off" },
 	{ "inject", PMD_OPT_STRING, G(inject), "", 0, 0, NULL,
 	  "test only: CLASS[:chunk[:page[:slot[:after[:pages]]]]] corrupts the arena once",
 	  PMD_OPTF_HIDDEN },

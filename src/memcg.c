@@ -29,7 +29,10 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/futex.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -201,8 +204,218 @@ err:
 
 void pmd_memcg_rearm(struct pmd_run *run)
 {
-	if (run->memcg.on)
+	/* the seed race's memcg way sets its limit per seed round only */
+	if (run->memcg.on && !run->memcg.seed)
 		rearm(&run->memcg);
+}
+
+/*
+ * While a seed round's window is open, little is left below the limit;
+ * anything else the run charges then would have the memcg OOM killer take
+ * pmdstress itself (it did, with the window open for a huge page's whole
+ * clearing). With oom_score_adj -1000 the killer finds no victim in the
+ * cgroup and the charge fails instead (a page fault is retried), for the
+ * microseconds until the window closes. Put back at leave().
+ */
+static void oom_shield(struct pmd_memcg *m)
+{
+	int fd = open("/proc/self/oom_score_adj", O_RDWR | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return;
+	n = read(fd, m->oom_adj, sizeof(m->oom_adj) - 1);
+	if (n > 0 && pwrite(fd, "-1000", 5, 0) == 5)
+		m->oom_adj[n] = '\0';
+	else
+		m->oom_adj[0] = '\0';
+	close(fd);
+}
+
+static void oom_unshield(struct pmd_memcg *m)
+{
+	int fd;
+
+	if (!m->oom_adj[0])
+		return;
+	fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (write(fd, m->oom_adj, strlen(m->oom_adj)) < 0)
+			m->last_errno = errno;
+		close(fd);
+	}
+	m->oom_adj[0] = '\0';
+}
+
+static void lift(struct pmd_memcg *m)
+{
+	if (pwrite(m->limit_fd, m->version == 2 ? "max" : "-1", m->version == 2 ? 3 : 2, 0) < 0) {
+		m->last_errno = errno;
+		__atomic_add_fetch(&m->rearm_errors, 1, __ATOMIC_RELAXED);
+	}
+}
+
+static long futex_op(uint32_t *word, int op, uint32_t val, const struct timespec *ts)
+{
+	return syscall(SYS_futex, word, op, val, ts, NULL, 0);
+}
+
+/*
+ * The keeper: a window closes when its first PTE-role racer is done, but
+ * that racer may be the one stuck: a 4 KiB charge that met the limit (a
+ * partner charged the room away) fails, its fault is retried, the window
+ * never closes, and every thread that faults then is stuck the same way (a
+ * TCG guest hung for good). This thread, which allocates nothing, lifts a
+ * window that stayed open for SEED_WINDOW_MAX_NS whatever the racers do.
+ */
+#define SEED_WINDOW_MAX_NS (20ull * 1000 * 1000)
+
+static void *keeper_main(void *arg)
+{
+	struct pmd_memcg *m = arg;
+
+	prctl(PR_SET_NAME, "pmd/memcg", 0, 0, 0);
+	while (!__atomic_load_n(&m->keeper_stop, __ATOMIC_ACQUIRE)) {
+		uint32_t seq = __atomic_load_n(&m->win_seq, __ATOMIC_ACQUIRE);
+		struct timespec ts = { 0, (long)SEED_WINDOW_MAX_NS };
+
+		if (!(seq & 1)) { /* closed: wait for one to open (or a stop) */
+			futex_op(&m->win_seq, FUTEX_WAIT_PRIVATE, seq, NULL);
+			continue;
+		}
+		/* open: give it its time, then close it if it is still this one */
+		if (futex_op(&m->win_seq, FUTEX_WAIT_PRIVATE, seq, &ts) && errno == ETIMEDOUT &&
+		    __atomic_compare_exchange_n(&m->win_seq, &seq, seq + 1, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			lift(m);
+			__atomic_add_fetch(&m->win_forced, 1, __ATOMIC_RELAXED);
+		}
+	}
+	return NULL;
+}
+
+int pmd_memcg_seed_enter(struct pmd_run *run, char *why, size_t len)
+{
+	struct pmd_memcg *m = &run->memcg;
+	int e;
+
+	if (m->on) {
+		snprintf(why, len, "memcg: --memcg-headroom sets the run's limit already");
+		return -EEXIST;
+	}
+	if (geteuid()) {
+		snprintf(why, len, "memcg: not root (the run's own memory cgroup needs root)");
+		return -EPERM;
+	}
+	e = pmd_memcg_enter(m, 0, why, len);
+	if (e)
+		return e;
+	/* no limit until a seed round sets one */
+	if (pwrite(m->limit_fd, m->version == 2 ? "max" : "-1", m->version == 2 ? 3 : 2, 0) < 0) {
+		e = -errno;
+		snprintf(why, len, "memcg: cannot lift the limit of %s: %s", m->dir, strerror(-e));
+		pmd_memcg_leave(m);
+		return e;
+	}
+	m->win_seq = 0;
+	m->keeper_stop = 0;
+	e = pthread_create(&m->keeper, NULL, keeper_main, m);
+	if (e) {
+		snprintf(why, len, "memcg: cannot start the window's keeper: %s", strerror(e));
+		pmd_memcg_leave(m);
+		return -e;
+	}
+	m->keeper_on = true;
+	snprintf(m->home_procs, sizeof(m->home_procs), "%s/cgroup.procs", m->home);
+	m->seed = true;
+	oom_shield(m);
+	return 0;
+}
+
+int pmd_memcg_fork_prepare(const struct pmd_run *run)
+{
+	const struct pmd_memcg *m = &run->memcg;
+
+	return m->seed && m->home_procs[0] ? open(m->home_procs, O_WRONLY | O_CLOEXEC) : -1;
+}
+
+void pmd_memcg_fork_child(int fd)
+{
+	/* "0": the process that writes; if it fails, the child is charged here as before */
+	if (fd >= 0 && write(fd, "0", 1) == 1)
+		close(fd);
+}
+
+void pmd_memcg_fork_parent(int fd)
+{
+	if (fd >= 0)
+		close(fd);
+}
+
+/*
+ * One window at a time (a group that finds one open races without), and
+ * none while a big charger is at work: the seq_cst pair (chargers up, then
+ * the window's state read; the window opened, then chargers read) means
+ * either the charger waits for the window or the window is not opened.
+ */
+bool pmd_memcg_seed_tight(struct pmd_run *run, uint64_t room)
+{
+	struct pmd_memcg *m = &run->memcg;
+	uint32_t seq;
+
+	if (!m->seed || __atomic_load_n(&m->chargers, __ATOMIC_SEQ_CST))
+		return false;
+	seq = __atomic_load_n(&m->win_seq, __ATOMIC_SEQ_CST);
+	if ((seq & 1) || !__atomic_compare_exchange_n(&m->win_seq, &seq, seq + 1, false,
+						      __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
+		return false;
+	if (__atomic_load_n(&m->chargers, __ATOMIC_SEQ_CST)) {
+		__atomic_store_n(&m->win_seq, seq + 2, __ATOMIC_SEQ_CST);
+		return false;
+	}
+	m->headroom = room;
+	rearm(m);
+	__atomic_add_fetch(&m->seed_tight, 1, __ATOMIC_RELAXED);
+	futex_op(&m->win_seq, FUTEX_WAKE_PRIVATE, 1, NULL); /* the keeper starts its clock */
+	return true;
+}
+
+void pmd_memcg_seed_loose(struct pmd_run *run)
+{
+	struct pmd_memcg *m = &run->memcg;
+	uint32_t seq = __atomic_load_n(&m->win_seq, __ATOMIC_ACQUIRE);
+
+	if (!m->seed || !(seq & 1))
+		return;
+	if (__atomic_compare_exchange_n(&m->win_seq, &seq, seq + 1, false, __ATOMIC_ACQ_REL,
+					__ATOMIC_ACQUIRE)) {
+		lift(m);
+		futex_op(&m->win_seq, FUTEX_WAKE_PRIVATE, 1, NULL); /* the keeper's clock stops */
+	}
+}
+
+void pmd_memcg_charge_begin(struct pmd_run *run)
+{
+	struct pmd_memcg *m = &run->memcg;
+	uint32_t seq;
+
+	if (!m->seed)
+		return;
+	__atomic_add_fetch(&m->chargers, 1, __ATOMIC_SEQ_CST);
+	/* an open window closes within microseconds, or the keeper's 20 ms */
+	while ((seq = __atomic_load_n(&m->win_seq, __ATOMIC_SEQ_CST)) & 1) {
+		struct timespec ts = { 0, 1000000 };
+
+		futex_op(&m->win_seq, FUTEX_WAIT_PRIVATE, seq, &ts);
+	}
+}
+
+void pmd_memcg_charge_end(struct pmd_run *run)
+{
+	struct pmd_memcg *m = &run->memcg;
+
+	if (m->seed)
+		__atomic_sub_fetch(&m->chargers, 1, __ATOMIC_SEQ_CST);
 }
 
 void pmd_memcg_leave(struct pmd_memcg *m)
@@ -225,6 +438,17 @@ void pmd_memcg_leave(struct pmd_memcg *m)
 				m->home);
 	}
 	m->on = false;
+	if (m->keeper_on) {
+		__atomic_store_n(&m->keeper_stop, 1, __ATOMIC_RELEASE);
+		__atomic_add_fetch(&m->win_seq, 2, __ATOMIC_SEQ_CST);
+		futex_op(&m->win_seq, FUTEX_WAKE_PRIVATE, 1, NULL);
+		pthread_join(m->keeper, NULL);
+		m->keeper_on = false;
+	}
+	if (m->seed) {
+		oom_unshield(m);
+		m->seed = false;
+	}
 	/* a cgroup whose last task just left may be busy for a moment */
 	for (i = 0; rmdir(m->dir) && errno == EBUSY && i < 100; i++)
 		nanosleep(&(struct timespec){ .tv_nsec = 10000000 }, NULL);
@@ -237,9 +461,11 @@ json_t *pmd_memcg_json(const struct pmd_run *run)
 	json_t *o;
 	int64_t d = 0;
 
-	if (!run->cfg->memcg_headroom)
+	if (!run->cfg->memcg_headroom && !m->seed_tight)
 		return json_null();
 	o = json_object();
+	json_object_set_new(o, "seed_windows", json_integer((json_int_t)m->seed_tight));
+	json_object_set_new(o, "seed_windows_forced", json_integer((json_int_t)m->win_forced));
 	json_object_set_new(o, "headroom", json_integer((json_int_t)m->headroom));
 	json_object_set_new(o, "version", json_integer(m->version));
 	json_object_set_new(o, "home", json_string(m->home));
@@ -259,14 +485,21 @@ void pmd_memcg_text(FILE *out, const struct pmd_run *run)
 	char head[32], max[32];
 	int64_t d = 0;
 
-	if (!run->cfg->memcg_headroom)
+	if (!run->cfg->memcg_headroom && !m->seed_tight)
 		return;
 	pmd_format_size(m->headroom, head, sizeof(head));
 	pmd_format_size(m->usage_max, max, sizeof(max));
-	fprintf(out, "memcg (v%d, from %s): limit = usage + %s, set %llu times (%llu failed), "
-		     "highest usage %s",
-		m->version, m->home, head, (unsigned long long)m->rearms,
-		(unsigned long long)m->rearm_errors, max);
+	if (m->seed_tight)
+		fprintf(out, "memcg (v%d, from %s): no limit but in %llu seed rounds' first stores "
+			     "(usage + %s; %llu closed by the keeper, %llu failed), highest usage %s",
+			m->version, m->home, (unsigned long long)m->seed_tight, head,
+			(unsigned long long)m->win_forced, (unsigned long long)m->rearm_errors,
+			max);
+	else
+		fprintf(out, "memcg (v%d, from %s): limit = usage + %s, set %llu times (%llu "
+			     "failed), highest usage %s",
+			m->version, m->home, head, (unsigned long long)m->rearms,
+			(unsigned long long)m->rearm_errors, max);
 	if (pmd_vmstat_delta(&run->vm_before, &run->vm_after, "thp_fault_fallback_charge", &d))
 		fprintf(out, "; THP charges failed (thp_fault_fallback_charge): %lld",
 			(long long)d);

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <stdio.h>
 
 #define PMD_MEMCG_PATH 600
@@ -31,6 +32,17 @@ struct pmd_memcg {
 	uint64_t rearm_errors;	   /* atomic */
 	uint64_t usage_max;	   /* atomic: the highest usage seen at a re-arm */
 	int last_errno;
+	/* the seed race's memcg way: no limit but in a seed round's first stores */
+	bool seed;
+	uint32_t win_seq;	/* atomic futex word: odd while a seed round's window is open */
+	uint32_t chargers;	/* atomic: big chargers at work (a fork and its rewrite) */
+	pthread_t keeper;	/* closes a window open too long (src/memcg.c) */
+	bool keeper_on;
+	uint32_t keeper_stop;	/* atomic */
+	uint64_t seed_tight;	/* atomic: windows opened */
+	uint64_t win_forced;	/* atomic: windows the keeper closed */
+	char oom_adj[16];	/* oom_score_adj before the seed way set it, "" if untouched */
+	char home_procs[PMD_MEMCG_PATH + 16]; /* home's cgroup.procs, for fork children */
 };
 
 /*

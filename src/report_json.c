@@ -517,6 +517,8 @@ json_t *pmd_report_json_doc(const struct pmd_run *run, int argc, char **argv)
 		json_array_append_new(st, s);
 	}
 	json_object_set_new(doc, "stressors", st);
+	if (run->race.mech_set)
+		json_object_set_new(doc, "race", pmd_race_json(run, secs));
 	if (run->nrounds) {
 		json_object_set_new(doc, "rounds", rounds_json(run));
 		json_object_set_new(doc, "bench", bench_json(run));

@@ -150,6 +150,37 @@ static void latency_table(FILE *out, const struct pmd_run *run)
 	}
 }
 
+/* The seed race: THP path against PTE path on one empty PMD, and how we know. */
+static void seed_line(FILE *out, const struct pmd_run *run, double secs)
+{
+	const struct pmd_race *r = &run->race;
+	const char *how;
+	uint64_t seed = pmd_race_seed_count(r, &how);
+
+	if (!r->mech_set || !r->rounds)
+		return;
+	if (!r->mech) {
+		fprintf(out, "seed race: not provoked here (%s)\n", r->mech_why);
+		return;
+	}
+	fprintf(out, "seed race: %" PRIu64 " of %" PRIu64 " rounds had a THP-path and a PTE-path "
+		     "fault on one empty PMD (%.1f/s; %" PRIu64 " seed rounds by %s%s%s), %s\n",
+		seed, r->rounds, secs > 0 ? (double)seed / secs : 0, r->seed_rounds,
+		r->mech & PMD_SEED_MECH_PRCTL ? "prctl" : "",
+		(r->mech & PMD_SEED_MECH_PRCTL) && (r->mech & PMD_SEED_MECH_MEMCG) ? " and " : "",
+		r->mech & PMD_SEED_MECH_MEMCG ? "memcg" : "",
+		!strcmp(how, "traced") ? "traced: the racers' kmem:mm_page_alloc/free events"
+				       : "inferred from fault counts and THP state");
+	if (r->traced_rounds)
+		fprintf(out, "  traced %" PRIu64 " rounds: %" PRIu64 " seed race, %" PRIu64
+			     " THP path only, %" PRIu64 " PTE path only; inference agreed on %"
+			     PRIu64 ", inferred only %" PRIu64 ", traced only %" PRIu64 "\n",
+			r->traced_rounds, r->traced_seed, r->traced_thp_only, r->traced_pte_only,
+			r->agree, r->inferred_only, r->traced_only);
+	else
+		fprintf(out, "  no trace: %s\n", r->trace_why);
+}
+
 static void race_lines(FILE *out, const struct pmd_run *run, double secs)
 {
 	unsigned i;
@@ -172,6 +203,7 @@ static void race_lines(FILE *out, const struct pmd_run *run, double secs)
 			     "(%.1f%%), %.1f/s\n", run->sinst[i].st->name, with, hits, rounds,
 			100.0 * (double)hits / (double)rounds, secs > 0 ? (double)hits / secs : 0);
 	}
+	seed_line(out, run, secs);
 }
 
 static void reconcile_lines(FILE *out, const struct pmd_run *run)

@@ -78,18 +78,73 @@ bool pmd_sleep(const struct pmd_worker *w, uint64_t ns)
 	return !__atomic_load_n(&run->stop, __ATOMIC_ACQUIRE);
 }
 
+/*
+ * --partner-cpu: the sleep a partner worker owes for the CPU time it used
+ * since its last pace, so that its share of a CPU stays at @ppm millionths.
+ */
+static uint64_t cpu_owed(const struct pmd_worker *w, uint32_t ppm)
+{
+	struct timespec ts;
+	uint64_t t, prev;
+
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		return 0;
+	t = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	prev = w->stats->pace_cpu;
+	w->stats->pace_cpu = t;
+	return prev && t > prev ? (t - prev) * (1000000 - ppm) / ppm : 0;
+}
+
 bool pmd_pace(const struct pmd_worker *w, uint64_t *next, uint64_t rate)
 {
-	uint64_t period, now;
+	uint32_t ppm = w->si->run->partner_ppm;
+	uint64_t period, now, owed = ppm ? cpu_owed(w, ppm) : 0;
 
-	if (!rate)
+	if (!rate && !owed)
 		return !pmd_should_stop(w);
-	period = 1000000000ull * (w->si->nworkers ? w->si->nworkers : 1) / rate;
 	now = pmd_now_ns();
-	if (*next + period < now)
-		*next = now;
-	*next += period;
+	if (rate) {
+		period = 1000000000ull * (w->si->nworkers ? w->si->nworkers : 1) / rate;
+		if (*next + period < now)
+			*next = now;
+		*next += period;
+	}
+	if (owed && (!rate || *next < now + owed))
+		*next = now + owed;
 	return *next <= now ? !pmd_should_stop(w) : pmd_sleep(w, *next - now);
+}
+
+/*
+ * --partner-cpu: with the fault storm running, each partner worker's share
+ * of a CPU. The storm's racers need CPUs at the same moment to race at all;
+ * partners at fixed rates took them on a slow machine (a TCG guest ran 16
+ * rounds in 10 s with every partner, 130 without).
+ */
+static void partner_share(struct pmd_run *run)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned i, partners = 0;
+	bool storm = false;
+
+	run->partner_ppm = 0;
+	for (i = 0; i < run->nsinst; i++) {
+		const struct pmd_sinst *si = &run->sinst[i];
+
+		if (si->skipped || !si->nworkers)
+			continue;
+		if (!strcmp(si->st->name, "fault"))
+			storm = true;
+		else
+			partners += si->nworkers;
+	}
+	if (!storm || !partners || !run->cfg->partner_cpu)
+		return;
+	run->partner_ppm = (uint32_t)((uint64_t)(cpus > 0 ? cpus : 1) * run->cfg->partner_cpu *
+				      10000 / partners);
+	if (run->partner_ppm > 1000000 || !run->partner_ppm)
+		run->partner_ppm = run->partner_ppm ? 1000000 : 1;
+	if (run->partner_ppm == 1000000)
+		run->partner_ppm = 0; /* a whole CPU each: no cap */
 }
 
 static void request_stop(struct pmd_run *run)
@@ -308,6 +363,8 @@ static void worker_run(struct pmd_worker *w, bool own_thread)
 	if (rc)
 		pmd_worker_error(w, rc, "binding worker %u to node %d's CPUs (--cpu-nodes)", w->id,
 				 run->numa.where[w->id].bound);
+	/* release: the race trace reads it before the workers go (src/race.c) */
+	__atomic_store_n(&w->tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	__atomic_store_n(&w->stats->state, PMD_WS_RUNNING, __ATOMIC_RELAXED);
 	while (!__atomic_load_n(&run->go, __ATOMIC_ACQUIRE))
 		futex_wait(&run->go, 0, 1000000000ull);
@@ -494,7 +551,7 @@ static void main_loop(struct pmd_run *run, const sigset_t *set, char *why, size_
 	const struct pmd_config *cfg = run->cfg;
 	uint64_t deadline = run->t0 + cfg->duration_ns, next = run->t0 + cfg->interval_ns;
 	int sfd = signalfd(-1, set, SFD_CLOEXEC | SFD_NONBLOCK), sfd_errno = errno;
-	uint64_t slow = pmd_monitor_tick(run, pmd_now_ns());
+	uint64_t slow = pmd_monitor_tick(run, pmd_now_ns()), tpoll;
 	struct pmd_progress prog;
 	static bool said;
 
@@ -523,6 +580,9 @@ static void main_loop(struct pmd_run *run, const sigset_t *set, char *why, size_
 		sig = wait_event(run, sfd, set, until > now ? until - now : 0);
 		slow = pmd_monitor_tick(run, pmd_now_ns()); /* a hang aborts the run */
 		pmd_storm_beat(run, PMD_PHASE_RUN, 0);
+		tpoll = pmd_race_trace_poll(run);
+		if (tpoll < slow)
+			slow = tpoll;
 		if (__atomic_load_n(&run->aborting, __ATOMIC_ACQUIRE)) {
 			snprintf(why, whylen, "%s", run->abort_reason);
 			break;
@@ -1006,6 +1066,13 @@ static int run_round(struct pmd_run *run, const sigset_t *set, unsigned index)
 		__atomic_store_n(&run->live, run->nworkers, __ATOMIC_RELEASE);
 	else
 		spawn_workers(run);
+	/*
+	 * Before the setups: a stressor's setup may move the run into a memory
+	 * cgroup of its own (the fault storm's memcg way), whose limit a
+	 * tracefs instance's files would then count against
+	 */
+	if (!cfg->single_thread)
+		pmd_race_trace_start(run);
 	rc = call_setups(run, &nset);
 	if (rc) {
 		/* the workers wait at the start: send them home without running (go 2) */
@@ -1022,6 +1089,7 @@ static int run_round(struct pmd_run *run, const sigset_t *set, unsigned index)
 		}
 		return rc;
 	}
+	partner_share(run);
 	if (index == 0) {
 		/* what it costs to bring the workers up: time, and memory per worker */
 		run->start_ns = pmd_now_ns() - run->start_ns;
@@ -1045,6 +1113,8 @@ static int run_round(struct pmd_run *run, const sigset_t *set, unsigned index)
 	}
 	snprintf(run->stop_reason, sizeof(run->stop_reason), "%s", why);
 	joined = join_workers(run, set);
+	if (joined)
+		pmd_race_trace_stop(run);
 	pmd_sigwatch_start(&run->sigwatch, run, set); /* verify, teardown, the report */
 	run->t_end = pmd_now_ns();
 	post_fatal_event(run);
@@ -1070,6 +1140,7 @@ static void run_free(struct pmd_run *run)
 	pmd_monitor_close(run);
 	pmd_numa_fini(&run->numa);
 	pmd_memcg_leave(&run->memcg);
+	pmd_race_trace_stop(run); /* a hung round's instance too */
 	pmd_fatal_watch(NULL);
 	free(run->mon.klog);
 	free(run->mon.hang_dump);

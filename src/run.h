@@ -9,6 +9,7 @@
 #include "monitor.h"
 #include "numa.h"
 #include "progress.h"
+#include "race.h"
 #include "sigwatch.h"
 #include "sysinfo.h"
 #include "vmstat.h"
@@ -101,6 +102,8 @@ struct pmd_run {
 	struct pmd_sysinfo sys;
 	struct pmd_numa numa; /* topology, placement, where workers ran (src/numa.c) */
 	struct pmd_memcg memcg; /* --memcg-headroom (src/memcg.c) */
+	struct pmd_race race;	/* what the storm's rounds raced (src/race.c) */
+	uint32_t partner_ppm;	/* --partner-cpu: each partner worker's CPU share, ppm; 0: none */
 	struct pmd_vmstat vm_before, vm_after;
 	double thp_share_end; /* AnonHugePages / Rss of the arena at the end, -1 unknown */
 	uint64_t arena_rss_end, arena_huge_end;

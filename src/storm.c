@@ -441,10 +441,20 @@ static void take_run(struct pmd_storm_view *s, const struct pmd_run *r, bool fin
 		TERMINATE(run->numa.node[i].cpus);
 	TERMINATE(run->numa.balancing_was);
 	run->memcg = r->memcg;
-	run->memcg.on = false; /* the storm's to leave; only its folder is ours to remove */
+	/* the storm's to leave, its keeper, its OOM shield; only its folder is ours to remove */
+	run->memcg.on = run->memcg.seed = run->memcg.keeper_on = false;
+	memset(&run->memcg.keeper, 0, sizeof(run->memcg.keeper));
+	run->memcg.oom_adj[0] = '\0';
 	run->memcg.usage_fd = run->memcg.limit_fd = -1;
 	TERMINATE(run->memcg.home);
 	TERMINATE(run->memcg.dir);
+	TERMINATE(run->memcg.home_procs);
+	/* what its rounds raced, read from its trace where its racers' tids were known */
+	run->race = r->race;
+	run->race.tr = NULL;
+	TERMINATE(run->race.mech_why);
+	TERMINATE(run->race.trace_why);
+	run->partner_ppm = r->partner_ppm;
 	take_vmstat(&run->vm_before, &r->vm_before);
 	if (final)
 		take_vmstat(&run->vm_after, &r->vm_after);

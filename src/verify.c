@@ -48,10 +48,11 @@ static void post_bad_page(struct pmd_worker *w, struct pmd_chunk *c, unsigned pa
 }
 
 /*
- * Where a read fault allocates a page (no zero page: src/zeropage.c), reading
- * a page nobody wrote fills it in, and under --memcg-headroom charges it to
- * the run's cgroup. A private anonymous page with neither a PTE nor a swap
- * entry reads zero by definition, so a page that must read zero and is not
+ * Reading a page nobody wrote faults it in: a zero-page mapping, a fault per
+ * page of a PTE-mapped chunk a seed round left mostly empty; where a read
+ * fault allocates (no zero page: src/zeropage.c), a page, charged to the
+ * run's cgroup under --memcg-headroom. A private anonymous page with
+ * neither a PTE nor a swap entry reads zero by definition, so a page that must read zero and is not
  * there is left unread; a page that is there is read as always. Sets bit p
  * of @absent for such pages of [@lo, @hi); false if none is known absent.
  * Shared (shmem) pages can sit in the page cache with no PTE: never left
@@ -67,7 +68,7 @@ static bool absent_zero_pages(struct pmd_worker *w, const struct pmd_chunk *c, c
 	unsigned p, i;
 
 	memset(absent, 0, PMD_MASK_WORDS * sizeof(uint64_t));
-	if (!a->reads_allocate || a->shared || fd < 0)
+	if (a->shared || fd < 0)
 		return false;
 	if (hi > PMD_CHUNK_PAGES)
 		hi = PMD_CHUNK_PAGES;

@@ -34,14 +34,18 @@
  * shows as LOST_WRITE (a winner's page replaced by a fresh one) or FOREIGN
  * (one page mapped twice) from the verifier.
  */
+#include "fault_seed.h"
+
 #include <pmdstress/stressor.h>
 
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 enum { ORDER_MIXED, ORDER_FORWARD, ORDER_BACKWARD, ORDER_RANDOM };
@@ -61,6 +65,9 @@ struct fault_opts {
 	uint64_t pages;
 	char first[PMD_OPT_STRLEN];
 	uint64_t delay_ns;
+	uint64_t turn_ns;
+	uint64_t seed_share;
+	uint64_t seed_pages;
 };
 
 static const char *const orders[] = { "mixed", "forward", "backward", "random", NULL };
@@ -77,8 +84,19 @@ static const struct pmd_option fault_options[] = {
 	{ "sweeps", PMD_OPT_UINT, O(sweeps), "0", 0, UINT32_MAX, NULL,
 	  "rounds each group runs before its workers finish (0: until the run stops); with "
 	  "chunks = 0 one round is one pass over the arena, as in the seed benchmark" },
-	{ "group", PMD_OPT_UINT, O(group), "64", 1, PMD_PAGE_SLOTS, NULL,
-	  "most workers racing on the same chunks; more workers form more groups" },
+	{ "group", PMD_OPT_UINT, O(group), "0", 0, PMD_PAGE_SLOTS, NULL,
+	  "most workers racing on the same chunks; more workers form more groups (0: as many "
+	  "as CPUs this process may run on, 2 to 64: racers that can all be on a CPU at once)" },
+	{ "turn", PMD_OPT_DURATION, O(turn_ns), "100ms", 0, 10000000000ull, NULL,
+	  "with more groups than CPUs, groups race in turns of this long, as many at once as "
+	  "the CPUs hold, so that a round's racers are on a CPU together (0: all at once)" },
+	{ "seed", PMD_OPT_UINT, O(seed_share), "50", 0, 100, NULL,
+	  "percent of rounds that are seed-race rounds: racers made to take the THP path and "
+	  "the PTE path on the same pmd_none PMD (prctl PR_SET_THP_DISABLE on 6.4+, a memcg "
+	  "with room for one huge page as root: stress/fault_seed.h)" },
+	{ "seed-pages", PMD_OPT_UINT, O(seed_pages), "32", 1, PMD_CHUNK_PAGES, NULL,
+	  "pages a seed-race round writes (at most --fault-pages): such a round usually ends "
+	  "PTE-mapped, a fault per page and racer, so a small window keeps its rounds many" },
 	{ "latency", PMD_OPT_ENUM, O(latency), "touch", 0, 0, latencies,
 	  "touch: time each worker's first store of a chunk; page: time every store "
 	  "(a clock read per page)" },
@@ -165,12 +183,20 @@ struct fault_group {
 	unsigned want;		  /* chunks per round */
 	unsigned *cur, ncur;	  /* chunks of the round being run */
 	unsigned first_page;	  /* where every worker starts this round */
+	unsigned win;		  /* pages this round writes from first_page on */
 	uint64_t round;		  /* rounds started */
 	uint64_t rng;		  /* the round choices' generator: see group_rand_below() */
 	bool stop;		  /* set by the serial step; read after the gate */
 	unsigned lost;		  /* chunks that could not be reset: out of the run */
 	/* each worker's first store to cur[0] this round, from before to after; 0: none */
 	uint64_t *first_lo, *first_hi;
+	struct fault_seed seed;	      /* this round's seed-race plan */
+	struct pmd_racer_span *spans; /* each worker's first store to cur[0], seed rounds */
+	uint64_t round_t0;	      /* when the round was set up */
+	unsigned batch;		      /* its batch of the baton */
+	bool waiting;		      /* its turn is over: the workers wait for the next */
+	uint32_t seen;		      /* the batch word to see change (pmd_baton_pass) */
+	uint64_t turn_end;	      /* when this turn is over */
 } __attribute__((aligned(64)));
 
 struct fault_priv {
@@ -178,6 +204,10 @@ struct fault_priv {
 	int first; /* --fault-first: the page every round starts at; -1: random */
 	unsigned ngroups;
 	struct fault_group *groups;
+	unsigned mech; /* seed-race mechanisms usable here (PMD_SEED_MECH_*) */
+	struct pmd_baton baton;
+	struct pmd_baton_batch *batches;
+	struct fault_thp_off thp_off;
 };
 
 struct fault_call {
@@ -249,6 +279,9 @@ static void inject(struct pmd_worker *w, struct pmd_chunk *c, char *addr, bool a
 	/* a zero in a round a zap raced is no corruption: wait for an undisturbed round */
 	if (inj->class == PMD_CLASS_LOST_WRITE &&
 	    (__atomic_load_n(&c->flags, __ATOMIC_ACQUIRE) & PMD_CF_DISTURBED))
+		return;
+	/* nor in a page this round did not write (a seed round's window is small): wait */
+	if (inj->class != PMD_CLASS_NONZERO_AFTER_ZAP && pmd_mask_test(c->zero_pages, inj->page))
 		return;
 	if (inj->class == PMD_CLASS_NONZERO_AFTER_ZAP && slot < c->nslots)
 		slot = c->nslots < PMD_PAGE_SLOTS ? c->nslots : PMD_PAGE_SLOTS - 1;
@@ -357,20 +390,77 @@ static unsigned verify_chunk(struct pmd_worker *w, struct pmd_chunk *c, bool do_
 	return bad;
 }
 
+/* True if a partner changed @c's mapping since @since (its op ring): the round's end says nothing */
+static bool partner_touched(const struct pmd_chunk *c, uint64_t since)
+{
+	unsigned i;
+
+	for (i = 0; i < PMD_RING_LEN; i++) {
+		uint64_t t = __atomic_load_n(&c->ring[i].t_ns, __ATOMIC_RELAXED);
+		unsigned op = (unsigned)(__atomic_load_n(&c->ring[i].word, __ATOMIC_RELAXED) & 0xff);
+
+		if (t < since)
+			continue;
+		switch (op) {
+		case PMD_OP_NONE:
+		case PMD_OP_ROUND:
+		case PMD_OP_VERIFY:
+		case PMD_OP_MADV_HUGE:
+		case PMD_OP_MADV_NOHUGE:
+		case PMD_OP_PAGEMAP_READ:
+			continue;
+		default:
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The round's record on its contested chunk, for the engine's race evidence. */
+static void post_race(struct fault_group *g, struct pmd_worker *w, const struct pmd_chunk *c,
+		      enum pmd_thp_state end, bool collided)
+{
+	struct pmd_race_round rr;
+	unsigned i;
+
+	memset(&rr, 0, sizeof(rr));
+	rr.t_start = g->round_t0;
+	rr.t_end = pmd_now_ns();
+	rr.chunk = c->index;
+	rr.seed = g->seed.on;
+	rr.mech = (uint8_t)g->seed.mech;
+	rr.end_state = (uint8_t)end;
+	rr.disturbed = partner_touched(c, g->round_t0);
+	rr.collided = collided;
+	rr.clear_ns = (uint32_t)(g->seed.window_ns < UINT32_MAX ? g->seed.window_ns : UINT32_MAX);
+	rr.nracers = (uint8_t)(g->n < PMD_RACE_MAX_RACERS ? g->n : PMD_RACE_MAX_RACERS);
+	for (i = 0; i < rr.nracers; i++)
+		rr.r[i] = g->spans[i];
+	pmd_race_post(w, &rr);
+	fault_seed_learn(&g->seed, &rr);
+}
+
 static void finish_round(struct fault_group *g, struct pmd_worker *w)
 {
 	struct pmd_arena *a = w->si->arena;
+	bool hit = first_touches_overlap(g);
 	unsigned i;
 
+	fault_seed_loosen(&g->seed, w->si->run);
 	pmd_count(w, M_ROUNDS, 1);
-	if (first_touches_overlap(g))
+	if (hit)
 		pmd_count(w, M_COLLISIONS, 1);
 	for (i = 0; i < g->ncur; i++) {
 		struct pmd_chunk *c = &a->chunks[g->cur[i]];
+		enum pmd_thp_state end;
 
 		pmd_chunk_close_round(c);
+		/* how the stores left it, before verifying reads anything */
+		end = pmd_thp_probe(w->si->run, c, NULL);
+		if (!i)
+			post_race(g, w, c, end, hit);
 		verify_chunk(w, c, inject_due(w, g));
-		pmd_count_thp(w, pmd_thp_probe(w->si->run, c, NULL));
+		pmd_count_thp(w, end);
 		pmd_chunk_release(c, PMD_CHUNK_IDLE);
 	}
 	g->ncur = 0;
@@ -438,6 +528,11 @@ static uint64_t group_rand_below(struct fault_group *g, uint64_t n)
 	return n ? pmd_stamp_mix(g->rng) % n : 0;
 }
 
+static uint64_t seed_rand(void *g, uint64_t n)
+{
+	return group_rand_below(g, n);
+}
+
 static void start_round(struct fault_group *g, struct pmd_worker *w, const struct fault_priv *fp)
 {
 	const struct fault_opts *o = fp->o;
@@ -449,6 +544,12 @@ static void start_round(struct fault_group *g, struct pmd_worker *w, const struc
 	if (fp->first >= 0)
 		g->first_page = (unsigned)fp->first;
 	pmd_count(w, M_CHOICES, choice_trace(g->first, g->round, g->first_page));
+	/* drawn every round, so a seed's other choices do not depend on the kernel */
+	fault_seed_plan(&g->seed, group_rand_below(g, 100) < o->seed_share, fp->mech, g->n,
+			seed_rand, g);
+	g->win = (unsigned)o->pages;
+	if (g->seed.on && o->seed_pages < g->win)
+		g->win = (unsigned)o->seed_pages;
 	for (tries = 0; tries < span && g->ncur < g->want; tries++) {
 		unsigned idx = g->lo + g->cursor;
 		struct pmd_chunk *c = &a->chunks[idx];
@@ -479,7 +580,7 @@ static void start_round(struct fault_group *g, struct pmd_worker *w, const struc
 		}
 		c->nslots = g->n * (uint32_t)o->passes;
 		c->domain = PMD_STAMP_DOMAIN_RUN;
-		mark_window(c, g->first_page, (unsigned)o->pages);
+		mark_window(c, g->first_page, g->win);
 		if (inject_due(w, g)) {
 			char *addr = pmd_chunk_enter(c);
 
@@ -487,16 +588,23 @@ static void start_round(struct fault_group *g, struct pmd_worker *w, const struc
 				inject(w, c, addr, true);
 				pmd_chunk_exit(c);
 			}
-			inject_live_fault(w, c);
+			/* a page this round writes: a seed round's window is small */
+			if (!pmd_mask_test(c->zero_pages, pmd_inject_get(w->si->run)->page))
+				inject_live_fault(w, c);
 		}
 		pmd_chunk_log(c, pmd_now_ns(), PMD_OP_ROUND, w->id, g->n);
 		pmd_chunk_open_round(c);
 		g->cur[g->ncur++] = idx;
 	}
 	memset(g->first_hi, 0, sizeof(uint64_t) * g->n);
+	memset(g->spans, 0, sizeof(*g->spans) * g->n);
+	g->round_t0 = pmd_now_ns();
 	g->round++;
 	/* the round's chunks are empty again: what it may charge is the headroom */
 	pmd_memcg_rearm(w->si->run);
+	/* the memcg way: room for one huge page until a racer's first store is done */
+	if (g->seed.memcg_window && !pmd_memcg_seed_tight(w->si->run, PMD_SEED_MEMCG_ROOM))
+		g->seed.memcg_window = false; /* another group's window, or a fork at work */
 }
 
 static void round_serial(void *arg)
@@ -504,19 +612,34 @@ static void round_serial(void *arg)
 	struct fault_call *call = arg;
 	struct fault_group *g = call->g;
 	struct pmd_worker *w = call->w;
-	const struct fault_priv *fp = w->si->priv;
+	struct fault_priv *fp = w->si->priv;
 	const struct fault_opts *o = fp->o;
 
 	if (g->ncur)
 		finish_round(g, w);
 	if (pmd_should_stop(w) || (o->sweeps && g->round >= o->sweeps)) {
 		g->stop = true;
+		pmd_baton_pass(&fp->baton, g->batch, true);
+		if (pmd_should_stop(w))
+			pmd_baton_release_all(&fp->baton);
 		return;
+	}
+	/* its turn is over: the next batch races, this group's workers wait */
+	if (fp->baton.nbatch > 1 && !g->waiting && pmd_now_ns() >= g->turn_end) {
+		g->waiting = true;
+		g->seen = pmd_baton_pass(&fp->baton, g->batch, false);
+		return;
+	}
+	if (g->waiting || !g->turn_end) {
+		g->waiting = false;
+		g->turn_end = pmd_now_ns() + o->turn_ns;
 	}
 	start_round(g, w, fp);
 	/* every chunk of the group is out of the run: nothing left to race on */
-	if (g->lost >= g->hi - g->lo)
+	if (g->lost >= g->hi - g->lo) {
 		g->stop = true;
+		pmd_baton_pass(&fp->baton, g->batch, true);
+	}
 }
 
 /* ---- the touches ------------------------------------------------------------- */
@@ -589,20 +712,20 @@ static unsigned coprime_step(struct pmd_worker *w, unsigned win)
  * the same order, pass k into slot @slot + k * @stride. Those later stores
  * fault nothing: they go through the translations the first pass left in
  * the TLB, which is where a write lands after the kernel changed the PMD
- * under it (migration, zap) without a flush. @span gets the contested
- * store's start and end; returns the step taken through the window.
+ * under it (migration, zap) without a flush. @sp gets the contested
+ * store's start and end (and, in a seed round, @seed's role and the faults
+ * it took); returns the step taken through the window.
  */
 static unsigned touch_chunk(struct pmd_worker *w, struct pmd_chunk *c, char *addr, unsigned slot,
-			unsigned stride, unsigned first, unsigned order, const struct fault_opts *o,
-			uint64_t span[2])
+			unsigned stride, unsigned first, unsigned win, unsigned order,
+			const struct fault_opts *o, struct fault_seed *seed, struct pmd_racer_span *sp)
 {
 	const uint64_t key = w->si->arena->tag_key;
 	const uint32_t gen = __atomic_load_n(&c->gen, __ATOMIC_RELAXED);
 	const uint32_t lbase = c->index * (uint32_t)PMD_CHUNK_PAGES;
 	const bool stamped = w->si->cfg->verify, per_page = o->latency == LAT_PAGE;
-	const unsigned win = (unsigned)o->pages;
-	unsigned k, pass, p = first, at = 0, step = win > 1;
-	uint64_t t0, t1 = 0;
+	unsigned k, pass, p = first, at = 0, step = win > 1, faults = 0;
+	uint64_t t0, t1 = 0, span[2];
 
 	if (order == ORDER_BACKWARD)
 		step = win - 1;
@@ -620,6 +743,23 @@ static unsigned touch_chunk(struct pmd_worker *w, struct pmd_chunk *c, char *add
 	 * broken fault wrote into it (mutant 09: a PTE value in the global
 	 * huge zero page, at the word of the faulting page's index).
 	 */
+	if (seed) {
+		/*
+		 * A seed round: each racer's first store its own page of the
+		 * window, so that a THP-path racer that lost the PMD to a page
+		 * table faults again on its page (two faults: the evidence)
+		 * instead of finding it mapped by the winner.
+		 */
+		at = slot % win;
+		p = (first + at) % PMD_CHUNK_PAGES;
+		fault_seed_store(seed, w, slot, stride, pmd_page_slot(addr, p, slot),
+				 page_value(key, stamped, lbase + p, gen, slot), span, &faults);
+		t0 = span[0];
+		t1 = span[1];
+		sp->role = (uint8_t)fault_seed_role(seed, slot, stride);
+		sp->faults = (uint8_t)(faults < 0xfe ? faults : 0xfe);
+		goto rest;
+	}
 	t0 = pmd_now_ns();
 	if (slot < o->readers) {
 		(void)pmd_load(pmd_page_slot(addr, p, slot));
@@ -630,9 +770,11 @@ static unsigned touch_chunk(struct pmd_worker *w, struct pmd_chunk *c, char *add
 	pmd_store(pmd_page_slot(addr, p, slot), page_value(key, stamped, lbase + p, gen, slot));
 	if (slot >= o->readers)
 		t1 = pmd_now_ns();
+	sp->faults = 0xff;
+rest:
 	pmd_latency(w, M_FIRST_TOUCH, t1 - t0);
-	span[0] = t0;
-	span[1] = t1;
+	sp->lo = t0;
+	sp->hi = t1;
 	for (pass = 0; pass < o->passes; pass++, slot += stride) {
 		/* the first pass's first page is stored already */
 		for (k = !pass; k < win; k++) {
@@ -661,11 +803,15 @@ static unsigned touch_chunk(struct pmd_worker *w, struct pmd_chunk *c, char *add
 	return step;
 }
 
+/* the worker's thread id, for the race evidence (trace events carry it) */
+static _Thread_local int my_tid;
+
 static void touch_round(struct fault_group *g, struct pmd_worker *w, const struct fault_opts *o)
 {
 	struct pmd_arena *a = w->si->arena;
 	unsigned slot = w->index - g->first, order = worker_order(o, slot), i, at = 0, step;
-	uint64_t span[2], lo = 0, hi = 0, trace, f0;
+	uint64_t lo = 0, hi = 0, trace, f0;
+	struct pmd_racer_span sp = { 0 };
 
 	/*
 	 * With several chunks a round, the chunks in the worker's order too
@@ -707,12 +853,17 @@ static void touch_round(struct fault_group *g, struct pmd_worker *w, const struc
 			pmd_count(w, M_SKIPPED, 1);
 			continue;
 		}
-		step = touch_chunk(w, c, addr, slot, g->n, g->first_page, order, o, span);
+		step = touch_chunk(w, c, addr, slot, g->n, g->first_page, g->win, order, o,
+				   k == 0 && g->seed.on ? &g->seed : NULL, &sp);
 		pmd_chunk_exit(c);
 		trace += choice_trace(w->id, g->round << 20 | i, step);
 		if (k == 0) {
-			lo = span[0];
-			hi = span[1];
+			lo = sp.lo;
+			hi = sp.hi;
+			if (!my_tid)
+				my_tid = (int)syscall(SYS_gettid);
+			sp.tid = my_tid;
+			g->spans[slot] = sp;
 		}
 	}
 	pmd_count_faults(w, minflt() - f0);
@@ -722,16 +873,33 @@ static void touch_round(struct fault_group *g, struct pmd_worker *w, const struc
 	pmd_count(w, M_CHOICES, trace);
 }
 
+/* While its group waits for its turn: the worker is idle, not stuck. */
+static bool turn_wait_over(void *arg)
+{
+	struct pmd_worker *w = arg;
+
+	pmd_beat(w);
+	return pmd_should_stop(w);
+}
+
 static int fault_run(struct pmd_worker *w)
 {
 	struct fault_priv *fp = w->si->priv;
 	struct fault_group *g = &fp->groups[pmd_part_of(w->index, w->si->nworkers, fp->ngroups)];
 	struct fault_call call = { .g = g, .w = w };
 
+	/* a batch after the first waits for its first turn */
+	if (g->batch)
+		pmd_baton_wait(&fp->baton, g->batch, 0, turn_wait_over, w);
 	for (;;) {
 		pmd_gate_pass(&g->gate, round_serial, &call);
 		if (g->stop)
 			break;
+		/* whatever the wait's outcome, the gate next: the group leaves together */
+		if (g->waiting) {
+			pmd_baton_wait(&fp->baton, g->batch, g->seen, turn_wait_over, w);
+			continue;
+		}
 		touch_round(g, w, fp->o);
 		inject_hang(w, g, w->index - g->first);
 		pmd_beat(w);
@@ -742,6 +910,20 @@ static int fault_run(struct pmd_worker *w)
 /* ---- setup and the end ----------------------------------------------------- */
 
 
+/*
+ * Racers that can all be on a CPU at once: the CPUs this process may run
+ * on (its affinity mask), at least 2 (a race needs two) and at most 64.
+ */
+static unsigned racers_at_once(void)
+{
+	cpu_set_t set;
+	int n = 0;
+
+	if (!sched_getaffinity(0, sizeof(set), &set))
+		n = CPU_COUNT(&set);
+	return n < 2 ? 2 : n > 64 ? 64 : (unsigned)n;
+}
+
 /* --memcg-headroom: room for what else a round charges (VMAs of a remap, slab) */
 #define MEMCG_SLACK (256u << 10)
 
@@ -750,7 +932,9 @@ static int fault_setup(struct pmd_sinst *si)
 	const struct fault_opts *o = si->opts;
 	struct fault_priv *fp = calloc(1, sizeof(*fp));
 	const unsigned reader_pages = o->readers && si->arena->reads_allocate;
-	unsigned i, ngroups;
+	const struct pmd_inject *inj;
+	unsigned i, ngroups, group, slots;
+	char why[160];
 	int first = -1;
 
 	if (strcmp(o->first, "random")) {
@@ -766,13 +950,23 @@ static int fault_setup(struct pmd_sinst *si)
 		}
 		first = (int)v;
 	}
-	ngroups = (unsigned)((si->nworkers + o->group - 1) / o->group);
+	group = o->group ? (unsigned)o->group : racers_at_once();
+	/* auto: as many racers a group as the CPUs hold, more where the chunks run out */
+	if (!o->group && si->nworkers) {
+		unsigned most = si->arena->nchunks / (o->chunks ? (unsigned)o->chunks : 1);
+
+		if (most && (si->nworkers + group - 1) / group > most)
+			group = (si->nworkers + most - 1) / most;
+		if (group > PMD_PAGE_SLOTS / o->passes)
+			group = (unsigned)(PMD_PAGE_SLOTS / o->passes);
+	}
+	ngroups = (si->nworkers + group - 1) / group;
 	if (!ngroups || si->arena->nchunks / ngroups < (o->chunks ? o->chunks : 1)) {
 		free(fp);
 		snprintf(si->why, sizeof(si->why),
-			 "%u groups of up to %llu workers need %llu chunk(s) each, the arena has "
+			 "%u groups of up to %u workers need %llu chunk(s) each, the arena has "
 			 "%u; raise --size or --fault-group",
-			 ngroups, (unsigned long long)o->group,
+			 ngroups, group,
 			 (unsigned long long)(o->chunks ? o->chunks : 1), si->arena->nchunks);
 		return -EINVAL;
 	}
@@ -804,17 +998,40 @@ static int fault_setup(struct pmd_sinst *si)
 			 (unsigned long long)o->pages, 1 + reader_pages, MEMCG_SLACK >> 10);
 		return -EINVAL;
 	}
+	/* a corruption of a written slot needs a group with a worker writing it */
+	inj = pmd_inject_get(si->run);
+	if (inj->kind == PMD_INJECT_CORRUPT && inj->class != PMD_CLASS_NONZERO_AFTER_ZAP &&
+	    inj->slot >= ((si->nworkers + ngroups - 1) / ngroups) * o->passes) {
+		free(fp);
+		snprintf(si->why, sizeof(si->why),
+			 "--inject slot %u: groups of up to %u workers write slots 0-%llu; "
+			 "raise --fault-group", inj->slot, (si->nworkers + ngroups - 1) / ngroups,
+			 (unsigned long long)(((si->nworkers + ngroups - 1) / ngroups) * o->passes - 1));
+		return -EINVAL;
+	}
 	if (!fp)
 		return -ENOMEM;
 	fp->o = o;
 	fp->first = first;
 	fp->ngroups = ngroups;
 	fp->groups = aligned_alloc(64, sizeof(*fp->groups) * ngroups);
-	if (!fp->groups) {
+	/* as many groups race at once as their racers fit on the CPUs; no turns if all do */
+	slots = o->turn_ns ? racers_at_once() / group : ngroups;
+	slots = slots < 1 ? 1 : slots > ngroups ? ngroups : slots;
+	fp->batches = aligned_alloc(64, sizeof(*fp->batches) * ((ngroups + slots - 1) / slots));
+	if (!fp->groups || !fp->batches) {
+		free(fp->groups);
+		free(fp->batches);
 		free(fp);
 		return -ENOMEM;
 	}
 	memset(fp->groups, 0, sizeof(*fp->groups) * ngroups);
+	pmd_baton_init(&fp->baton, ngroups, slots, fp->batches);
+	pthread_mutex_init(&fp->thp_off.lock, NULL);
+	fp->mech = o->seed_share ? pmd_seed_mechanisms(si, why, sizeof(why)) : 0;
+	if (!o->seed_share)
+		snprintf(why, sizeof(why), "--fault-seed 0");
+	pmd_race_mechanisms(si->run, fp->mech, why);
 	si->priv = fp;
 	for (i = 0; i < ngroups; i++) {
 		struct fault_group *g = &fp->groups[i];
@@ -832,7 +1049,10 @@ static int fault_setup(struct pmd_sinst *si)
 		g->cur = calloc(g->want, sizeof(*g->cur));
 		g->first_lo = calloc(g->n ? g->n : 1, sizeof(uint64_t));
 		g->first_hi = calloc(g->n ? g->n : 1, sizeof(uint64_t));
-		if (!g->cur || !g->first_lo || !g->first_hi)
+		g->spans = calloc(g->n ? g->n : 1, sizeof(*g->spans));
+		g->batch = i / slots;
+		g->seed.off = &fp->thp_off;
+		if (!g->cur || !g->first_lo || !g->first_hi || !g->spans)
 			return -ENOMEM;
 		pmd_gate_init(&g->gate, g->n, (unsigned)o->spin);
 	}
@@ -869,8 +1089,11 @@ static void fault_teardown(struct pmd_sinst *si)
 		free(fp->groups[i].cur);
 		free(fp->groups[i].first_lo);
 		free(fp->groups[i].first_hi);
+		free(fp->groups[i].spans);
 	}
 	free(fp->groups);
+	free(fp->batches);
+	pthread_mutex_destroy(&fp->thp_off.lock);
 	free(fp);
 	si->priv = NULL;
 }

@@ -1093,7 +1093,7 @@ static int fork_once(struct pmd_worker *w, struct fork_priv *fp, struct fork_wor
 	const bool verify = w->si->cfg->verify;
 	uint64_t t0, t1, t2, s0 = 0, s1 = 0;
 	unsigned i;
-	int status = 0, rc, err;
+	int status = 0, rc, err, home;
 	bool quick; /* the child only exits */
 	pid_t pid;
 
@@ -1110,6 +1110,9 @@ static int fork_once(struct pmd_worker *w, struct fork_priv *fp, struct fork_wor
 	quick = !fw->nfrozen && !fw->writing;
 	if (fw->writing)
 		s0 = pmd_fork_writer_seq(&fw->wr);
+	/* the seed race's memcg way: no window while a fork and its rewrite charge */
+	pmd_memcg_charge_begin(w->si->run);
+	home = pmd_memcg_fork_prepare(w->si->run);
 	t0 = pmd_now_ns();
 	pid = pmd_fork();
 	if (pid == 0) {
@@ -1124,12 +1127,14 @@ static int fork_once(struct pmd_worker *w, struct fork_priv *fp, struct fork_wor
 		if (quick)
 			_exit(0);
 		pmd_fork_child_init(fp->self);
+		pmd_memcg_fork_child(home);
 		child_altstack_off();
 		child_main(fw, key, verify);
 	}
 	/* read after the child left: to it __errno_location was a page of text to fault in */
 	err = errno;
 	t1 = pmd_now_ns();
+	pmd_memcg_fork_parent(home);
 	if (fw->writing)
 		s1 = pmd_fork_writer_seq(&fw->wr);
 	pmd_fork_unlock();
@@ -1140,6 +1145,7 @@ static int fork_once(struct pmd_worker *w, struct fork_priv *fp, struct fork_wor
 			pmd_count(w, M_WR_DURING, s1 - s0);
 	}
 	if (pid < 0) {
+		pmd_memcg_charge_end(w->si->run);
 		thaw(w, fp, fw);
 		if (pmd_fork_backoff(w, err, M_EAGAIN))
 			return 0;
@@ -1151,6 +1157,7 @@ static int fork_once(struct pmd_worker *w, struct fork_priv *fp, struct fork_wor
 		pmd_chunk_log(fw->frozen[i].c, t1, PMD_OP_FORK, w->id, (uint32_t)pid);
 	if (fw->nfrozen)
 		cow_write(w, fw);
+	pmd_memcg_charge_end(w->si->run);
 	/* the child's second pass may start; release: a write that crossed the fork shows in it */
 	if (!quick) {
 		__atomic_store_n(&fw->res->written, 1, __ATOMIC_RELEASE);

@@ -39,6 +39,11 @@ struct pmd_scfg {
 
 #define PMD_MAX_ORIGINS 128
 
+enum pmd_race_trace {
+	PMD_RACE_TRACE_AUTO = 0, /* as root, where tracefs has the events */
+	PMD_RACE_TRACE_OFF,
+};
+
 struct pmd_config {
 	uint64_t threads; /* all workers of all stressors */
 	uint64_t duration_ns;
@@ -67,6 +72,8 @@ struct pmd_config {
 	char mem_policy[PMD_OPT_STRLEN]; /* the arena's: default, local, bind:N, ... */
 	unsigned numa_balancing;	 /* enum pmd_numa_balancing: keep, on, off */
 	uint64_t memcg_headroom;	 /* bytes above usage the run's memcg allows; 0: off */
+	unsigned race_trace;		 /* enum pmd_race_trace: auto, off */
+	uint64_t partner_cpu;		 /* percent of the CPUs the partners may use together */
 
 	/* derived */
 	char scenario[PMD_OPT_STRLEN]; /* builtin scenario name or file path */

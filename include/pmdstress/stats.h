@@ -105,6 +105,7 @@ struct pmd_wstats {
 	uint64_t thp[8];  /* chunks verified per enum pmd_thp_state */
 	uint64_t heartbeat; /* bumped at every loop iteration: the watchdog reads it */
 	uint32_t state;	    /* enum pmd_worker_state; atomic */
+	uint64_t pace_cpu;  /* the worker's CPU time at its last pmd_pace() (ns) */
 } __attribute__((aligned(64)));
 
 static inline void pmd_counter_add(uint64_t *c, uint64_t n)

@@ -55,6 +55,7 @@ struct pmd_sinst {
 struct pmd_worker {
 	struct pmd_sinst *si;
 	unsigned id;	/* unique in the run */
+	int tid;	/* its thread's id (gettid), set before the start gate */
 	unsigned index; /* 0..si->nworkers-1 */
 	uint64_t rng[2];
 	struct pmd_wstats *stats;
@@ -180,6 +181,38 @@ int pmd_restore_write(const char *path, const char *value);
 void pmd_memcg_rearm(struct pmd_run *run);
 
 /*
+ * The seed race's memcg way (stress/fault_seed.h), as root, for kernels
+ * whose faults hold mmap_lock: the run in a memory cgroup of its own with no
+ * limit, which a seed round tightens to its usage plus @room just before its
+ * racers' first stores (room for one huge page, not two: the second racer's
+ * charge fails and its fault falls back to the PTE path) and loosens again
+ * as soon as one of them is done, or a keeper thread after 20 ms. enter()
+ * returns 0 or -errno, @why saying why not; loose() after a tight() that
+ * returned true; neither fails the caller.
+ */
+int pmd_memcg_seed_enter(struct pmd_run *run, char *why, size_t len);
+/* true if this round's window opened (one at a time, none beside a big charger) */
+bool pmd_memcg_seed_tight(struct pmd_run *run, uint64_t room);
+void pmd_memcg_seed_loose(struct pmd_run *run);
+/*
+ * Around work that charges megabytes at once (a fork and its copy-on-write
+ * rewrite): waits for an open window to close and keeps new ones shut.
+ */
+void pmd_memcg_charge_begin(struct pmd_run *run);
+void pmd_memcg_charge_end(struct pmd_run *run);
+/*
+ * A fork child leaves the seed way's cgroup for the one the run came from,
+ * so that its copy-on-write faults (a frozen chunk rewritten: megabytes)
+ * are never charged inside a seed round's window. The run's state is no
+ * child's (src/pool.c): the parent opens the way out before fork() (-1 when
+ * the seed way is off), the child takes it (async-signal-safe), the parent
+ * closes its copy.
+ */
+int pmd_memcg_fork_prepare(const struct pmd_run *run);
+void pmd_memcg_fork_child(int fd);
+void pmd_memcg_fork_parent(int fd);
+
+/*
  * Verify pages [lo, hi) of chunk @c, entered at @addr, against its recorded
  * expectations; posts an event per bad page. @c must be owned by the caller
  * (or its group). Returns the number of bad slots.
@@ -196,6 +229,43 @@ unsigned pmd_verify_in_round(struct pmd_worker *w, struct pmd_chunk *c, char *ad
 
 /* How chunk @c is mapped now; *pfn gets the first page's PFN where readable. */
 enum pmd_thp_state pmd_thp_probe(struct pmd_run *run, const struct pmd_chunk *c, uint64_t *pfn);
+
+/*
+ * ---- race evidence (src/race.c) ------------------------------------------
+ * The fault storm posts one record per round on its contested chunk: who
+ * raced, each racer's first store (the only access of its round that can
+ * find the PMD none), and how the chunk ended. The engine counts collided
+ * rounds and seed-race rounds (a THP-path and a PTE-path fault on one
+ * pmd_none PMD) from the kernel's trace events where it can read them, and
+ * infers them from fault counts and the chunk's state where it cannot.
+ */
+enum pmd_race_role { PMD_ROLE_ANY = 0, PMD_ROLE_THP, PMD_ROLE_PTE };
+/* How a seed round made its racers' paths differ (stress/fault_seed.h). */
+enum { PMD_SEED_MECH_PRCTL = 1u << 0, PMD_SEED_MECH_MEMCG = 1u << 1 };
+#define PMD_RACE_MAX_RACERS 8
+
+struct pmd_racer_span {
+	int tid;
+	uint8_t role;	/* enum pmd_race_role */
+	uint8_t faults; /* minor faults its first store took (seed rounds; else 0xff) */
+	uint64_t lo, hi; /* its first store, pmd_now_ns() before and after; hi 0: none */
+};
+
+struct pmd_race_round {
+	uint64_t t_start, t_end; /* the round, pmd_now_ns() */
+	unsigned chunk;
+	uint8_t seed;	   /* a seed round (roles, a mechanism) */
+	uint8_t mech;	   /* the mechanism(s) a seed round used (stress/fault_seed.h) */
+	uint8_t end_state; /* enum pmd_thp_state after the stores, before verifying */
+	uint8_t disturbed; /* a partner changed the chunk's mapping during the round */
+	uint8_t collided;  /* two or more racers' first stores overlapped in time */
+	uint32_t clear_ns; /* a THP-role first store, as learned so far (seed rounds) */
+	uint8_t nracers;
+	struct pmd_racer_span r[PMD_RACE_MAX_RACERS];
+};
+void pmd_race_post(struct pmd_worker *w, const struct pmd_race_round *rr);
+/* The mechanisms the storm can use here (bit mask) and why not the others. */
+void pmd_race_mechanisms(struct pmd_run *run, unsigned mech, const char *why);
 
 /* The hidden --inject option, parsed: which fault to cause where (tests only). */
 enum pmd_inject_kind {
@@ -236,5 +306,32 @@ void pmd_gate_init(struct pmd_gate *g, unsigned n, unsigned spin);
  * is visible to every waiter when it returns. Returns true in that caller.
  */
 bool pmd_gate_pass(struct pmd_gate *g, void (*serial)(void *), void *arg);
+
+/*
+ * ---- the baton: groups of racers take turns (see src/gate.c) ------------
+ * One batch of @slots groups races at a time. A group that ends its turn
+ * (or leaves for good) calls pass() from its gate's serial step and keeps
+ * the value returned; its workers then wait() until that batch's word
+ * moves on (false: @stop said the run is over). A group of a batch other
+ * than 0 waits with seen = 0 before its first round.
+ */
+struct pmd_baton_batch {
+	uint32_t go;	  /* atomic; futex word: bumped when the batch's turn starts */
+	uint32_t members; /* atomic: groups of the batch still running */
+} __attribute__((aligned(64)));
+
+struct pmd_baton {
+	unsigned slots, nbatch;
+	uint32_t left; /* atomic: groups of the running batch still in their turn */
+	struct pmd_baton_batch *batches;
+};
+
+void pmd_baton_init(struct pmd_baton *b, unsigned ngroups, unsigned slots,
+		    struct pmd_baton_batch *batches);
+uint32_t pmd_baton_pass(struct pmd_baton *b, unsigned batch, bool leaving);
+bool pmd_baton_wait(struct pmd_baton *b, unsigned batch, uint32_t seen, bool (*stop)(void *),
+		    void *arg);
+/* The run stops: every waiting group goes to its gate, to see it there. */
+void pmd_baton_release_all(struct pmd_baton *b);
 
 #endif

@@ -49,6 +49,15 @@ check(p.returncode in (0, 1) and len(rows) == 1 and rows[0].startswith("| --thre
 check(p.stdout.startswith("bench/run.py --only fault,scale --rows '^--threads 4096: start': ")
       and "--rows '^--threads 4096: start': 7 other figures not measured" in p.stdout,
       f"--rows: quoted in the header, the others counted\n{p.stdout[:300]}")
+# the race section: the storm alone, one triplet, its two figures against the bare race loop
+p = subprocess.run([sys.executable, RUN, "--quick", "--only", "race", "--triplets", "1",
+                    "--rows", "--stressors fault$"], capture_output=True, text=True, timeout=120)
+rows = table_rows(p.stdout)
+check(p.returncode in (0, 1, 3) and len(rows) == 2 and rows[0].startswith("| collided rounds/s,")
+      and rows[1].startswith("| seed-race rounds/s,") and "bare: " in p.stdout
+      and "evidence: " in p.stdout,
+      f"race: collided and seed-race rounds/s against the bare race loop\n{p.stdout[-1500:]}"
+      f"{p.stderr[-500:]}")
 p = subprocess.run([sys.executable, RUN, "--only", "scale", "--rows", "nosuch"],
                    capture_output=True, text=True, timeout=60)
 check(p.returncode == 2 and "--rows 'nosuch' matches no figure of scale" in p.stderr

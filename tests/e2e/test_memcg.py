@@ -30,8 +30,9 @@ if not thp_available():
 if not is_root():
     skip("--memcg-headroom needs root")
 
-base = ["--stressors", "fault", "--threads", "4", "--size", "16M", "--progress", "off",
-        "--quiet", "on", "--fault-chunks", "4"]
+# one group of 4 workers, plain rounds only: the counts below are a plain round's
+base = ["--stressors", "fault", "--threads", "4", "--fault-group", "4", "--fault-seed", "0",
+        "--size", "16M", "--progress", "off", "--quiet", "on", "--fault-chunks", "4"]
 
 
 def reads_map_zero_page():

@@ -126,4 +126,23 @@ check(d["options"]["global"]["thp"] == "madvise" and rec["vmstat_thp_fault_alloc
       f"thp_fault_alloc {rec['vmstat_thp_fault_alloc']}")
 check(d["arena"]["thp_share_end"] is not None and d["arena"]["thp_share_end"] > 0,
       f"THP share of the arena at the end {d['arena']['thp_share_end']}")
+# The seed race: a THP-path and a PTE-path fault on one empty PMD, provoked by
+# the default command with what this kernel allows, and said with its evidence
+race = d.get("race")
+check(race is not None, "the report has a race object")
+if race:
+    check(race["rounds"] == r.counter("fault", "rounds") and
+          race["collided"] == r.counter("fault", "collisions"),
+          f"race: rounds and collided are the storm's ({race['rounds']}, {race['collided']})")
+    check(race["mechanisms"], f"the default race has a seed-race mechanism here: "
+          f"{race['mechanisms']} {race['mechanisms_why']}")
+    check(race["seed_rounds"] > 0 and race["seed_race"] > 0,
+          f"seed race provoked: {race['seed_race']} of {race['rounds']} rounds "
+          f"({race['seed_rounds']} seed rounds), evidence {race['evidence']['seed_race']}")
+    how = race["evidence"]["seed_race"]
+    check(how == ("traced" if pmdtest.is_root() else "inferred") or
+          (how == "inferred" and "trace_off" in race["evidence"]),
+          f"evidence: {how} {race['evidence'].get('trace_off', '')}")
+    check(f"seed race: {race['seed_race']} of {race['rounds']} rounds had a THP-path and a "
+          f"PTE-path fault on one empty PMD" in r.out, "the text report says so in one line")
 done()

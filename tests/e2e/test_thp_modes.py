@@ -7,8 +7,9 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 from pmdtest import check, done, is_root, run, thp_available  # noqa: E402
 
-base = ["--stressors", "fault", "--threads", "6", "--duration", "2s", "--size", "16M",
-        "--progress", "off", "--quiet"]
+# one group of all six workers, so that one group goes round all 8 chunks
+base = ["--stressors", "fault", "--threads", "6", "--fault-group", "6", "--duration", "2s",
+        "--size", "16M", "--progress", "off", "--quiet"]
 
 r = run(base + ["--thp", "nohuge"])
 f = r.stressor("fault")

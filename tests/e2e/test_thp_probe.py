@@ -9,8 +9,9 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 from pmdtest import check, done, is_root, run, thp_available  # noqa: E402
 
-base = ["--stressors", "fault", "--threads", "4", "--duration", "2s", "--size", "16M",
-        "--progress", "off", "--quiet"]
+# plain rounds only: a seed round ends PTE-mapped on purpose (stress/fault_seed.h)
+base = ["--stressors", "fault", "--threads", "4", "--fault-seed", "0", "--duration", "2s",
+        "--size", "16M", "--progress", "off", "--quiet"]
 methods = ["auto", "scan", "smaps"] + (["kpageflags"] if is_root() else [])
 for m in methods:
     r = run(base + ["--thp-probe", m, "--thp", "nohuge"])

@@ -96,7 +96,7 @@ for align in [None, "page", "range"]:
 r = run(["--stressors", "fault,split", "--threads", "4", "--duration", "2s", "--size", "4M",
          "--progress", "off", "--quiet", "--seed", "7", "--split-mprotect", "0",
          "--split-munmap", "0", "--split-away", "1h", "--split-rate", "1000",
-         "--inject", "lost_write:1:17:2:20"])
+         "--fault-group", "64", "--inject", "lost_write:1:17:2:20"])
 ev = [e for e in r.events() if e.get("class") == "LOST_WRITE"]
 check(r.rc == 1 and len(ev) == 1, f"with split: an injected LOST_WRITE gives exit 1\n{r.show()}")
 if ev:

@@ -92,7 +92,7 @@ check(r.doc["scenario"] == "toggle" and r.doc["options"]["stressors"]["toggle"][
 check(r.stressor("toggle")["ops"] > 0, "configs/toggle.ini runs the flipper")
 
 # the checker is live while toggle runs: an injected lost write is caught
-r = run(base + ["--seed", "7", "--inject", "lost_write:3:17:2:1"])
+r = run(base + ["--seed", "7", "--fault-group", "64", "--inject", "lost_write:3:17:2:1"])
 check(r.rc == 1 and r.doc["events"]["by_class"]["LOST_WRITE"] == 1,
       f"with toggle: an injected LOST_WRITE gives exit 1 and one event\n{r.show()}")
 ev = [e for e in r.events() if e.get("class") == "LOST_WRITE"]

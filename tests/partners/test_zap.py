@@ -96,7 +96,7 @@ check(r.doc["scenario"] == "zap" and r.stressor("zap")["ops"] > 0, "configs/zap.
 # the checker is live while zap runs. A zap that races a round makes that
 # round accept zeros, so an injected lost write waits for a round no zap
 # raced; garbage is never excused, even with every madvise racing.
-inj = ["--seed", "7", "--threads", "4"]
+inj = ["--seed", "7", "--threads", "4", "--fault-group", "64"]
 r = run(base + inj + ["--inject", "lost_write:3:17:2:1"])
 check(r.rc == 1 and r.doc["events"]["by_class"]["LOST_WRITE"] == 1,
       f"with zap: an injected LOST_WRITE gives exit 1 and one event\n{r.show()}")
@@ -124,7 +124,8 @@ CASES = [  # (kind, extra options, the class that must be caught, what was injec
 ]
 OPS = {"dontneed": ("zap-dontneed", "dontneed-sub"), "remap": ("zap-remap", "munmap-sub"),
        "free": ("madv-free",), "cold": ("madv-cold",), "pageout": ("madv-pageout",)}
-held = base + ["--seed", "7", "--threads", "4", "--zap-race", "0"]
+# plain rounds: every page of a held chunk holds stamps (a seed round writes 32)
+held = base + ["--seed", "7", "--threads", "4", "--zap-race", "0", "--fault-seed", "0"]
 for kind, extra, cls, what in CASES:
     name = f"{kind}{' ' + ' '.join(extra) if extra else ''}"
     weights = [f"--zap-{k}={int(k == kind)}" for k in KINDS]

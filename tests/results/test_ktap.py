@@ -86,7 +86,8 @@ check(f"seed {r.doc['seed']}" in text, "the KTAP diagnostics name the seed to re
 
 # an injected corruption fails exactly "no_corruption", and says where
 tap = os.path.join(tmp, "corrupt.tap")
-r = run(base + ["--quiet", "--seed", "7", "--inject", "lost_write:3:17:2:1", "--ktap", tap])
+r = run(base + ["--quiet", "--seed", "7", "--fault-group", "4", "--inject", "lost_write:3:17:2:1",
+                "--ktap", tap])
 check(r.rc == 1, f"injected corruption exits 1\n{r.show()}")
 text = open(tap).read() if os.path.exists(tap) else ""
 res = well_formed(text, "corrupt")
@@ -96,8 +97,9 @@ check(all(v[0] for k, v in res.items() if k != "no_corruption"),
 check(re.search(r"^# LOST_WRITE at chunk 3 page 17 slot 2 ", text, re.M),
       f"corrupt: a diagnostic names class, chunk, page and slot\n{text}")
 rc, out = prove(tap)
-check(rc != 0 and "Failed test:  2" in out and "Result: FAIL" in out,
-      f"prove fails the corrupted run on test 2 (no_corruption)\n{out}")
+num = res.get("no_corruption", (None, None))[1]
+check(rc != 0 and f"Failed test:  {num}\n" in out and "Result: FAIL" in out,
+      f"prove fails the corrupted run on test {num} (no_corruption)\n{out}")
 
 
 

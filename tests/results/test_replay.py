@@ -93,7 +93,8 @@ same_options(a.doc, o.doc, "overrides", allow=("threads", "seed"), allow_fault=(
 
 # the same corruption, injected again, is found again
 c = run(["--threads", "4", "--duration", "1s", "--size", "16M", "--progress", "off", "--quiet",
-         "--stressors", "fault", "--seed", "7", "--inject", "foreign:3:17:2:1"])
+         "--stressors", "fault", "--fault-group", "4", "--seed", "7", "--inject",
+         "foreign:3:17:2:1"])
 if not check(c.rc == 1 and c.doc and c.doc["events"]["by_class"]["FOREIGN"] == 1,
              f"the original injection run finds its corruption\n{c.show()}"):
     fail("no injection report to replay")

@@ -16,8 +16,9 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 from pmdtest import PMDSTRESS, check, done, run  # noqa: E402
 
-base = ["--stressors", "fault", "--threads", "4", "--duration", "1s", "--size", "16M",
-        "--progress", "off", "--quiet",
+# one group (--fault-group 4): slot 2 is a worker's
+base = ["--stressors", "fault", "--threads", "4", "--fault-group", "4", "--duration", "1s",
+        "--size", "16M", "--progress", "off", "--quiet",
         "--seed", "7"]
 CHUNK, PAGE, SLOT = 3, 17, 2
 

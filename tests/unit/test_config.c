@@ -131,7 +131,7 @@ int main(void)
 	BAD_ARGV("--thred 4", "unknown option --thred (did you mean --threads?)");
 	BAD_ARGV("--fault-ordr random", "did you mean --fault-order?");
 	BAD_ARGV("--fault-order sideways", "--fault-order: invalid value 'sideways' (expected one of mixed|forward|backward|random");
-	BAD_ARGV("--fault-group 0", "group: invalid value '0'");
+	BAD_ARGV("--fault-group 513", "group: invalid value '513'");
 	BAD_ARGV("--frobnicate", "unknown option --frobnicate (see --help)");
 	BAD_ARGV("--threads", "--threads needs a value");
 	BAD_ARGV("--stressors faul", "unknown stressor 'faul' (did you mean 'fault'?)");
