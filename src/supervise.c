@@ -852,8 +852,11 @@ int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 			strerror(errno), (unsigned long long)(TICK_NS / 1000000));
 
 	supervise(&s);
-	if (s.reaped)
+	if (s.reaped) {
 		reap_orphans();
+		/* a storm killed mid-round left its trace instance tracing on */
+		pmd_race_trace_remove(s.pid);
+	}
 	/* from here on a signal ends the report, a second one the process (src/sigwatch.c) */
 	pmd_sigwatch_start(&run->sigwatch, run, &watch);
 	rc = storm_gone(&s);

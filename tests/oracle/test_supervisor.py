@@ -8,7 +8,8 @@ ends within seconds with a verdict and a report.
 
 - SIGSEGV sent to the storm from outside (what a kernel that corrupts its heap
   does to it): exit 1, status crash, the report with what the storm had said.
-- SIGKILL from outside, no OOM killer involved: the same.
+- SIGKILL from outside, no OOM killer involved: the same. Either way the
+  storm's tracefs instance (src/race.c), left tracing on, is removed.
 - The storm stopped for good (SIGSTOP): no beat for --hang-timeout is a hang,
   exit 4, its tasks (state T) in the report; it is killed, nothing is left.
 - As root: a kernel line logged after the storm's end (written here while the
@@ -86,6 +87,8 @@ for sig, name in [(signal.SIGSEGV, "SIGSEGV"), (signal.SIGKILL, "SIGKILL")]:
         p.kill()
         p.communicate()
         continue
+    inst = f"/sys/kernel/tracing/instances/pmdstress-{storm}"
+    traced = os.path.isdir(inst)
     os.kill(storm, sig)
     rc, out, err, doc, dt = finish(p, path)
     v = doc.get("verdict", {})
@@ -105,6 +108,10 @@ for sig, name in [(signal.SIGSEGV, "SIGSEGV"), (signal.SIGKILL, "SIGKILL")]:
         check("pmdstress: fatal SIGSEGV" in err,
               f"{name}: the storm's own last words came through its supervisor")
     nothing_left(name)
+    if traced:
+        check(not os.path.exists(inst), f"{name}: the storm's trace instance is removed ({inst})")
+    else:
+        print(f"# {name}: the storm had no trace instance (not root, or no tracefs)")
 
 # -- the storm stopped for good -----------------------------------------------------
 path = tempfile.mktemp(suffix=".json")
