@@ -18,8 +18,9 @@ tools/vm/kernel/build-pmdtest when it is not built yet) booted with
   left the storm behind.
 
 Label vmkernel, not in the default suite: the first build of the test kernel
-is a whole kernel, 8-13 minutes on 2 CPUs (ctest -L vmkernel; CI: .ci/run
-mutants). Skips (77) with the reason where the kernel cannot be built (no
+recompiles mm/huge_memory.c where the baseline kernel is built and a mount
+namespace can be had, else it is a whole kernel, 8-13 minutes on 2 CPUs
+(ctest -L vmkernel; CI: .ci/run mutants). Skips (77) with the reason where the kernel cannot be built (no
 linux-source-6.1 or its build tools) or no guest can run."""
 import json
 import os
