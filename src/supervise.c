@@ -660,6 +660,32 @@ static void visit_cpus(void)
 }
 
 /*
+ * khugepaged holds an mm it scans (one with MADV_HUGEPAGE areas) while its
+ * cursor rests there, and lets it go only at its next pass, scan_sleep_millisecs
+ * (10 s) later: until then the storm's mm is not freed and the splats of its
+ * last checks are not printed (in a guest that ran only the storm, never
+ * before pmdstress ended). A write of the setting, its own value, wakes
+ * khugepaged for a pass now, and changes nothing.
+ */
+static void wake_khugepaged(void)
+{
+	static const char path[] =
+		"/sys/kernel/mm/transparent_hugepage/khugepaged/scan_sleep_millisecs";
+	char buf[32];
+	ssize_t n;
+	int fd;
+
+	if (pmd_read_text(path, buf, sizeof(buf)) || !buf[0])
+		return;
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return; /* not root: the splats come when khugepaged comes */
+	n = write(fd, buf, strlen(buf));
+	(void)n; /* the same: nothing else to do about it */
+	close(fd);
+}
+
+/*
  * What the storm left when it died (its fork and exec stressors' children,
  * killed by PR_SET_PDEATHSIG, and its settings guardian, which puts back
  * what it changed when it sees the storm gone) comes to us, the subreaper:
@@ -874,6 +900,7 @@ int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 	if (!s.v.ended || !run->vm_after.n)
 		pmd_vmstat_read(&run->vm_after);
 	/* the storm's mm is gone: what its teardown printed is in the log now */
+	wake_khugepaged();
 	visit_cpus();
 	nanosleep(&(struct timespec){ .tv_nsec = SETTLE_NS }, NULL);
 	if (!run->mon.klog)
