@@ -879,6 +879,13 @@ int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 
 	supervise(&s);
 	if (s.reaped) {
+		/*
+		 * What is left in its process group: fork children that
+		 * PR_SET_PDEATHSIG did not end (under memcheck one spun on for
+		 * good after the storm had gone); its guardian has a session of
+		 * its own, the exec stressor's children groups of their own.
+		 */
+		kill(-s.pid, SIGKILL);
 		reap_orphans();
 		/* a storm killed mid-round left its trace instance tracing on */
 		pmd_race_trace_remove(s.pid);
