@@ -46,6 +46,7 @@ static const char *const op_names[PMD_OP_COUNT] = {
 	[PMD_OP_COW_WRITE] = "cow-write",
 	[PMD_OP_MIGRATE_PAGES] = "migrate-pages",
 	[PMD_OP_MBIND_MOVE] = "mbind-move",
+	[PMD_OP_MPROTECT_EXEC] = "mprotect-exec",
 };
 
 const char *pmd_op_name(unsigned op)
@@ -136,7 +137,9 @@ void pmd_chunk_exit(struct pmd_chunk *c)
 void pmd_chunk_retire(struct pmd_chunk *c)
 {
 	__atomic_fetch_or(&c->state, PMD_CHUNK_RETIRED, __ATOMIC_SEQ_CST);
+	pmd_peers_wait(); /* readers in the chunk: their stall if any, not ours */
 	synchronize_rcu();
+	pmd_peers_came();
 }
 
 void pmd_chunk_revive(struct pmd_chunk *c, char *addr)
@@ -165,14 +168,81 @@ bool pmd_chunk_disturb_begin(struct pmd_chunk *c)
 		__atomic_sub_fetch(&c->disturbers, 1, __ATOMIC_RELEASE);
 		return false;
 	}
-	__atomic_or_fetch(&c->flags, PMD_CF_DISTURBED, __ATOMIC_RELAXED);
 	return true;
 }
 
 void pmd_chunk_disturb_end(struct pmd_chunk *c)
 {
-	/* release: our zap happened before the owner's verify reads */
+	/* release: our operation and its record happened before the owner's verify reads */
 	__atomic_sub_fetch(&c->disturbers, 1, __ATOMIC_RELEASE);
+}
+
+struct pmd_chunk_race *pmd_chunk_race_add(struct pmd_chunk *c, enum pmd_chunk_race_kind kind,
+					  unsigned lo, unsigned hi)
+{
+	struct pmd_chunk_race *r;
+	uint32_t i;
+	unsigned p;
+
+	if (lo >= hi || hi > PMD_CHUNK_PAGES)
+		return NULL;
+	/* each disturber its own record; the owner reads them once all have ended */
+	i = __atomic_fetch_add(&c->nraces, 1, __ATOMIC_RELAXED);
+	if (i >= PMD_RACES)
+		return NULL;
+	r = &c->race[i];
+	r->kind = kind;
+	r->lo = (uint16_t)lo;
+	r->hi = (uint16_t)hi;
+	r->t_end = 0;
+	for (p = lo; p < hi; p++)
+		pmd_mask_set(c->race_pages, p);
+	/* the marks before the zap: a live look that reads its zeros sees them (verify.c) */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	/* last, right before the caller's syscall: every store after t_end ran after it */
+	r->t_begin = pmd_now_ns();
+	return r;
+}
+
+struct pmd_chunk_race *pmd_chunk_race_begin(struct pmd_chunk *c, enum pmd_chunk_race_kind kind,
+					    unsigned lo, unsigned hi)
+{
+	struct pmd_chunk_race *r;
+
+	if (!pmd_chunk_disturb_begin(c))
+		return NULL;
+	r = pmd_chunk_race_add(c, kind, lo, hi);
+	if (!r)
+		pmd_chunk_disturb_end(c);
+	return r;
+}
+
+bool pmd_chunk_move_begin(struct pmd_chunk *c)
+{
+	return !(__atomic_fetch_or(&c->flags, PMD_CF_MOVING, __ATOMIC_ACQUIRE) & PMD_CF_MOVING);
+}
+
+void pmd_chunk_move_end(struct pmd_chunk *c)
+{
+	__atomic_and_fetch(&c->flags, ~(uint32_t)PMD_CF_MOVING, __ATOMIC_RELEASE);
+}
+
+void pmd_chunk_race_end(struct pmd_chunk *c, struct pmd_chunk_race *r)
+{
+	pmd_chunk_race_end_at(c, r, pmd_now_ns());
+}
+
+void pmd_chunk_race_end_at(struct pmd_chunk *c, struct pmd_chunk_race *r, uint64_t t_end)
+{
+	r->t_end = t_end;
+	pmd_chunk_disturb_end(c);
+}
+
+void pmd_chunk_races_clear(struct pmd_chunk *c)
+{
+	__atomic_store_n(&c->nraces, 0, __ATOMIC_RELAXED);
+	pmd_mask_clear_all(c->race_pages);
+	__atomic_store_n(&c->log, NULL, __ATOMIC_RELEASE);
 }
 
 void pmd_chunk_close_round(struct pmd_chunk *c)
@@ -419,7 +489,8 @@ int pmd_arena_zap(struct pmd_arena *a, struct pmd_chunk *c, bool remap, unsigned
 	pmd_mask_clear_all(c->skipped);
 	pmd_mask_clear_all(c->zero_pages);
 	pmd_mask_clear_all(c->maybe_pages);
-	__atomic_and_fetch(&c->flags, ~(uint32_t)(PMD_CF_DISTURBED | PMD_CF_REPORTED),
-			   __ATOMIC_RELAXED);
+	pmd_mask_clear_all(c->reported_pages);
+	pmd_chunk_races_clear(c);
+	__atomic_and_fetch(&c->flags, ~(uint32_t)PMD_CF_REPORTED, __ATOMIC_RELAXED);
 	return 0;
 }

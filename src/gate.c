@@ -72,8 +72,10 @@ bool pmd_gate_pass(struct pmd_gate *g, void (*serial)(void *), void *arg)
 		cpu_relax();
 	}
 	__atomic_add_fetch(&g->sleepers, 1, __ATOMIC_SEQ_CST);
+	pmd_peers_wait(); /* the watchdog's: the slowest worker's stall, not ours */
 	while (__atomic_load_n(&g->gen, __ATOMIC_SEQ_CST) == gen)
 		futex(&g->gen, FUTEX_WAIT_PRIVATE, gen); /* returns at once if gen moved */
+	pmd_peers_came();
 	__atomic_sub_fetch(&g->sleepers, 1, __ATOMIC_RELAXED);
 	/* acquire: see everything the last arriver's serial() wrote */
 	(void)__atomic_load_n(&g->gen, __ATOMIC_ACQUIRE);
@@ -155,11 +157,23 @@ bool pmd_baton_wait(struct pmd_baton *b, unsigned batch, uint32_t seen, bool (*s
 	 * 20 s to wind down.
 	 */
 	struct timespec ts = { 1, 0 };
+	bool turn = true;
 
+	/*
+	 * The other batches' turns, not this worker's stall: each sleep ends
+	 * as the peers' (before @stop, which may beat): --hang-timeout 1s
+	 * took the 1 s sleeps here for a hang (exit 4).
+	 */
+	pmd_peers_wait();
 	while (__atomic_load_n(go, __ATOMIC_ACQUIRE) == seen) {
-		if (stop(arg))
-			return false;
+		if (stop(arg)) {
+			turn = false;
+			break;
+		}
 		syscall(SYS_futex, go, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+		pmd_peers_came();
+		pmd_peers_wait();
 	}
-	return true;
+	pmd_peers_came();
+	return turn;
 }

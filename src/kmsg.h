@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The kernel log as an oracle: parse /dev/kmsg records, recognise the mm
- * splats, decode taint bits into letters.
+ * The kernel log as an oracle: parse /dev/kmsg records, recognise the
+ * kernel's splats, decode taint bits into letters.
  */
 #ifndef PMD_KMSG_H
 #define PMD_KMSG_H
@@ -20,7 +20,7 @@ struct pmd_kmsg_record {
 
 /* Parse one record as read(2) from /dev/kmsg returns it ("6,12,345,-;text\n..."). */
 bool pmd_kmsg_parse(char *buf, size_t len, struct pmd_kmsg_record *r);
-/* The kind of mm splat @line is, or NULL: "bad page map", "kernel BUG in mm", ... */
+/* The kind of splat @line is, or NULL: "bad page map", "kernel BUG in mm", "warning", ... */
 const char *pmd_kmsg_match(const char *line);
 /* The @i-th fixed needle pmd_kmsg_match() looks for, NULL past the last: for its test. */
 const char *pmd_kmsg_pattern(size_t i);

@@ -255,6 +255,33 @@ static void lift(struct pmd_memcg *m)
 	}
 }
 
+/*
+ * Close window @seq (false if it is not open as @seq any more). The time is
+ * stamped before the close and after the lift: an ENOMEM met in the window
+ * is told from the machine's by it (pmd_memcg_window_since()), and one met
+ * between the close and the lift, with the limit still tight, too.
+ */
+static bool close_window(struct pmd_memcg *m, uint32_t seq)
+{
+	__atomic_store_n(&m->win_closed_ns, pmd_coarse_ns(), __ATOMIC_SEQ_CST);
+	if (!__atomic_compare_exchange_n(&m->win_seq, &seq, seq + 1, false, __ATOMIC_SEQ_CST,
+					 __ATOMIC_SEQ_CST))
+		return false;
+	lift(m);
+	__atomic_store_n(&m->win_closed_ns, pmd_coarse_ns(), __ATOMIC_SEQ_CST);
+	return true;
+}
+
+bool pmd_memcg_window_since(const struct pmd_run *run, uint64_t since)
+{
+	const struct pmd_memcg *m = &run->memcg;
+
+	if (!m->seed)
+		return false;
+	return (__atomic_load_n(&m->win_seq, __ATOMIC_SEQ_CST) & 1) ||
+	       __atomic_load_n(&m->win_closed_ns, __ATOMIC_SEQ_CST) >= since;
+}
+
 static long futex_op(uint32_t *word, int op, uint32_t val, const struct timespec *ts)
 {
 	return syscall(SYS_futex, word, op, val, ts, NULL, 0);
@@ -285,11 +312,8 @@ static void *keeper_main(void *arg)
 		}
 		/* open: give it its time, then close it if it is still this one */
 		if (futex_op(&m->win_seq, FUTEX_WAIT_PRIVATE, seq, &ts) && errno == ETIMEDOUT &&
-		    __atomic_compare_exchange_n(&m->win_seq, &seq, seq + 1, false,
-						__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-			lift(m);
+		    close_window(m, seq))
 			__atomic_add_fetch(&m->win_forced, 1, __ATOMIC_RELAXED);
-		}
 	}
 	return NULL;
 }
@@ -329,6 +353,8 @@ int pmd_memcg_seed_enter(struct pmd_run *run, char *why, size_t len)
 	snprintf(m->home_procs, sizeof(m->home_procs), "%s/cgroup.procs", m->home);
 	m->seed = true;
 	oom_shield(m);
+	/* ENOMEM is judged against the limits that hold the run where it is now */
+	pmd_limits_rebase(&run->limits);
 	return 0;
 }
 
@@ -387,11 +413,8 @@ void pmd_memcg_seed_loose(struct pmd_run *run)
 
 	if (!m->seed || !(seq & 1))
 		return;
-	if (__atomic_compare_exchange_n(&m->win_seq, &seq, seq + 1, false, __ATOMIC_ACQ_REL,
-					__ATOMIC_ACQUIRE)) {
-		lift(m);
+	if (close_window(m, seq))
 		futex_op(&m->win_seq, FUTEX_WAKE_PRIVATE, 1, NULL); /* the keeper's clock stops */
-	}
 }
 
 void pmd_memcg_charge_begin(struct pmd_run *run)
@@ -410,12 +433,22 @@ void pmd_memcg_charge_begin(struct pmd_run *run)
 	}
 }
 
+/* When this thread's last charger section ended: no window was open in it. */
+static __thread uint64_t charged_until;
+
 void pmd_memcg_charge_end(struct pmd_run *run)
 {
 	struct pmd_memcg *m = &run->memcg;
 
-	if (m->seed)
-		__atomic_sub_fetch(&m->chargers, 1, __ATOMIC_SEQ_CST);
+	if (!m->seed)
+		return;
+	charged_until = pmd_coarse_ns();
+	__atomic_sub_fetch(&m->chargers, 1, __ATOMIC_SEQ_CST);
+}
+
+uint64_t pmd_memcg_charged_until(void)
+{
+	return charged_until;
 }
 
 void pmd_memcg_leave(struct pmd_memcg *m)

@@ -36,6 +36,7 @@ struct pmd_memcg {
 	bool seed;
 	uint32_t win_seq;	/* atomic futex word: odd while a seed round's window is open */
 	uint32_t chargers;	/* atomic: big chargers at work (a fork and its rewrite) */
+	uint64_t win_closed_ns; /* atomic: pmd_coarse_ns() when the last window closed */
 	pthread_t keeper;	/* closes a window open too long (src/memcg.c) */
 	bool keeper_on;
 	uint32_t keeper_stop;	/* atomic */
@@ -54,6 +55,19 @@ struct pmd_memcg {
 int pmd_memcg_enter(struct pmd_memcg *m, uint64_t headroom, char *err, size_t errlen);
 /* Move back where the run came from and remove the run's cgroup. Idempotent. */
 void pmd_memcg_leave(struct pmd_memcg *m);
+
+/*
+ * Whether a seed round's window (its deliberate limit) was open at any time
+ * since @since (pmd_coarse_ns()): an ENOMEM a worker met since then may be
+ * the run's own limit, not the machine's nor the kernel's error.
+ */
+bool pmd_memcg_window_since(const struct pmd_run *run, uint64_t since);
+/*
+ * When the calling thread's last pmd_memcg_charge_begin/end() section ended
+ * (pmd_coarse_ns(), 0: none): a call made in it met no window, though one
+ * may have closed since the worker's beat (the section waits for it).
+ */
+uint64_t pmd_memcg_charged_until(void);
 
 struct json_t *pmd_memcg_json(const struct pmd_run *run);
 void pmd_memcg_text(FILE *out, const struct pmd_run *run);

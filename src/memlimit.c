@@ -187,6 +187,13 @@ void pmd_memlimit_cgroup(struct pmd_memlimit *out)
 	walk_up(false, "memory.limit_in_bytes", out);
 }
 
+void pmd_memlimit_pids(struct pmd_memlimit *out)
+{
+	out->bytes = UINT64_MAX;
+	out->file[0] = '\0';
+	walk_up(true, "pids.max", out);
+}
+
 void pmd_memlimit_as(struct pmd_memlimit *out)
 {
 	struct rlimit rl;

@@ -24,6 +24,11 @@ void pmd_memlimit_cgroup(struct pmd_memlimit *out);
  * directory, @top the length of the hierarchy's mount path in it.
  */
 int pmd_memcg_self(char *dir, size_t len, size_t *top);
+/*
+ * The tightest cgroup v2 pids.max on this process (bytes: the task count),
+ * for telling an EAGAIN from fork() or clone() that it explains.
+ */
+void pmd_memlimit_pids(struct pmd_memlimit *out);
 /* RLIMIT_AS as a limit (file "RLIMIT_AS"), UINT64_MAX if unlimited. */
 void pmd_memlimit_as(struct pmd_memlimit *out);
 

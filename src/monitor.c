@@ -16,15 +16,19 @@
 
 #include "kmsg.h"
 #include "run.h"
+#include "stall.h"
 #include "sysinfo.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 /* the taint mask and the heartbeats: how often they are looked at */
@@ -93,23 +97,71 @@ static void measure_clock(struct pmd_run *run)
 	close(fd);
 }
 
+const char *pmd_kmsg_state_name(enum pmd_kmsg_state s)
+{
+	static const char *const names[] = { "not_opened", "reading", "unprivileged", "blind" };
+
+	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "?";
+}
+
+/*
+ * /dev/kmsg opened for reading, or -errno. What is there must be the
+ * kernel's log device (char 1:11): in a container it can be missing, or be
+ * another file bound over it (/dev/null reads as a log that never says
+ * anything), and a run that read nothing would pass for a clean one.
+ */
+static int open_kmsg(void)
+{
+	struct stat st;
+	int fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISCHR(st.st_mode) || major(st.st_rdev) != 1 ||
+	    minor(st.st_rdev) != 11) {
+		close(fd);
+		return -ENODEV;
+	}
+	return fd;
+}
+
 void pmd_monitor_open(struct pmd_run *run)
 {
 	struct pmd_monitor *m = &run->mon;
+	int fd = open_kmsg();
 
-	m->kmsg_fd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	if (m->kmsg_fd < 0) {
-		snprintf(m->kmsg_status, sizeof(m->kmsg_status),
-			 "unreadable (%s): kernel splats will not be seen", strerror(errno));
-		fprintf(stderr, "pmdstress: kernel log: /dev/kmsg %s\n", m->kmsg_status);
-	} else {
+	m->kmsg_fd = fd < 0 ? -1 : fd;
+	if (fd >= 0) {
 		/* from the run's start: skip everything logged before */
 		lseek(m->kmsg_fd, 0, SEEK_END);
+		m->kmsg_state = PMD_KMSG_READING;
 		snprintf(m->kmsg_status, sizeof(m->kmsg_status), "reading");
 		measure_clock(run);
+	} else if (run->sys.root) {
+		m->kmsg_state = PMD_KMSG_BLIND;
+		snprintf(m->kmsg_status, sizeof(m->kmsg_status),
+			 "unreadable as root (%s): no kernel splat can be seen",
+			 fd == -ENODEV ? "not the kernel log device" : strerror(-fd));
+		fprintf(stderr, "pmdstress: kernel log: /dev/kmsg %s; the run cannot judge the "
+				"kernel (exit 125 unless it finds something)\n", m->kmsg_status);
+	} else {
+		char restrict_[8] = "";
+
+		m->kmsg_state = PMD_KMSG_UNPRIVILEGED;
+		pmd_read_text("/proc/sys/kernel/dmesg_restrict", restrict_, sizeof(restrict_));
+		snprintf(m->kmsg_status, sizeof(m->kmsg_status),
+			 "unreadable (%s), not root%s: kernel splats will not be seen",
+			 fd == -ENODEV ? "not the kernel log device" : strerror(-fd),
+			 restrict_[0] == '1' ? " and kernel.dmesg_restrict is 1" : "");
+		fprintf(stderr, "pmdstress: kernel log: /dev/kmsg %s\n", m->kmsg_status);
 	}
 	m->taint_ok = read_taint(&m->taint0);
 	m->taint_seen = m->taint0;
+	{
+		uint64_t cpu, rq;
+
+		m->schedstat_ok = pmd_read_schedstat("/proc/thread-self/schedstat", &cpu, &rq);
+	}
 	if (!m->klog)
 		m->klog = calloc(1, PMD_KLOG_MAX);
 }
@@ -289,10 +341,74 @@ char *pmd_task_dump(pid_t pid)
 	return out;
 }
 
+bool pmd_monitor_child_moving(struct pmd_run *run, unsigned i)
+{
+	struct pmd_monitor *m = &run->mon;
+	int pid = __atomic_load_n(&run->wstats[i].child, __ATOMIC_ACQUIRE);
+	uint64_t cpu, rq, was;
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
+	if (pid <= 0 || !m->child_seen || !pmd_read_schedstat(path, &cpu, &rq))
+		return false;
+	was = m->child_seen[i];
+	m->child_seen[i] = cpu + rq;
+	if (was && cpu + rq != was)
+		m->child_moved[i] = pmd_now_ns();
+	return m->child_moved[i] && pmd_now_ns() - m->child_moved[i] < 1000000000ull;
+}
+
+bool pmd_monitor_worker_busy(struct pmd_run *run, unsigned i)
+{
+	uint64_t busy, still = pmd_worker_stall(&run->wstats[i], pmd_coarse_ns(), &busy);
+
+	return still <= run->cfg->hang_timeout_ns && busy > still;
+}
+
+bool pmd_monitor_kill_child(struct pmd_run *run, unsigned i)
+{
+	int32_t pid = __atomic_load_n(&run->wstats[i].child, __ATOMIC_ACQUIRE);
+
+	/*
+	 * Marked first (its pid negated), so that the worker, once it reaped
+	 * it, knows the run killed it: not a death to report. Published until
+	 * reaped, the pid is still ours.
+	 */
+	if (pid <= 0 || !__atomic_compare_exchange_n(&run->wstats[i].child, &pid, -pid, false,
+						     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return false;
+	return !kill(pid, SIGKILL);
+}
+
+unsigned pmd_monitor_kill_children(struct pmd_run *run)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; run->wstats && i < run->nworkers; i++)
+		n += pmd_monitor_kill_child(run, i);
+	return n;
+}
+
+/* One hang a run: the first says it, the run ends with its report. */
+static void post_hang(struct pmd_run *run, struct pmd_event *ev, bool abort)
+{
+	if (__atomic_exchange_n(&run->mon.hang_posted, true, __ATOMIC_ACQ_REL))
+		return;
+	pmd_hang_dump(run);
+	pmd_event_post(run, ev);
+	if (abort)
+		pmd_run_abort(run, "hang");
+}
+
+void pmd_monitor_post_hang(struct pmd_run *run, struct pmd_event *ev)
+{
+	post_hang(run, ev, false);
+}
+
 static void check_heartbeats(struct pmd_run *run, uint64_t now)
 {
 	struct pmd_monitor *m = &run->mon;
-	uint64_t limit = run->cfg->hang_timeout_ns;
+	uint64_t limit = run->cfg->hang_timeout_ns, busy;
 	unsigned i, hung = 0, first = 0;
 	struct pmd_event ev;
 
@@ -313,13 +429,18 @@ static void check_heartbeats(struct pmd_run *run, uint64_t now)
 			m->hb_when[i] = now;
 			continue;
 		}
-		if (now - m->hb_when[i] > limit && !hung++)
+		/*
+		 * Over the limit as the watchdog saw it; then the worker's own
+		 * clock, less its wait for a CPU, must say so too. A worker that
+		 * waits for a child judges the child itself (pmd_child_look()).
+		 */
+		if (now - m->hb_when[i] > limit && !__atomic_load_n(&ws->child, __ATOMIC_ACQUIRE) &&
+		    (pmd_worker_stall(ws, pmd_coarse_ns(), &busy) > limit ||
+		     busy > pmd_busy_limit(limit)) && !hung++)
 			first = i;
 	}
 	if (!hung)
 		return;
-	free(m->hang_dump);
-	m->hang_dump = pmd_task_dump(0);
 	memset(&ev, 0, sizeof(ev));
 	ev.kind = PMD_EV_HANG;
 	ev.t_ns = now;
@@ -329,8 +450,67 @@ static void check_heartbeats(struct pmd_run *run, uint64_t now)
 	snprintf(ev.text, sizeof(ev.text), "%u worker%s without progress for %.1fs (first: %s "
 		 "worker %u); task states in the report", hung, hung == 1 ? "" : "s",
 		 (double)limit / 1e9, ev.stressor, run->workers[first].index);
-	pmd_event_post(run, &ev);
-	pmd_run_abort(run, "hang");
+	post_hang(run, &ev, true);
+}
+
+/*
+ * The longest any worker went between two beats, by its own clock: the
+ * watchdog above sees a stall only while it lasts and only if it can look,
+ * and a stall of the whole process (stopped, or not scheduled: the main
+ * thread too) ends before it looks again; one across the run's end ends in
+ * the join. Each worker timed its own gaps; one over the limit is a hang,
+ * seen after it ended. Returns whether it posted one.
+ */
+static bool check_gaps(struct pmd_run *run, uint64_t now, bool abort)
+{
+	struct pmd_monitor *m = &run->mon;
+	uint64_t limit = run->cfg->hang_timeout_ns, gap = 0, busy = 0;
+	unsigned i, worst = 0, busiest = 0;
+	struct pmd_event ev;
+
+	for (i = 0; run->wstats && i < run->nworkers; i++) {
+		uint64_t g = __atomic_load_n(&run->wstats[i].gap_max_ns, __ATOMIC_RELAXED);
+		uint64_t b = __atomic_load_n(&run->wstats[i].busy_max_ns, __ATOMIC_RELAXED);
+
+		if (g > gap) {
+			gap = g;
+			worst = i;
+		}
+		if (b > busy) {
+			busy = b;
+			busiest = i;
+		}
+	}
+	if (gap > m->gap_max_ns) {
+		m->gap_max_ns = gap;
+		snprintf(m->gap_worker, sizeof(m->gap_worker), "%s/%u",
+			 run->workers[worst].si->st->name, run->workers[worst].index);
+	}
+	if (busy > m->busy_max_ns)
+		m->busy_max_ns = busy;
+	if (m->hang_posted || (gap <= limit && busy <= pmd_busy_limit(limit)))
+		return false;
+	if (gap <= limit)
+		worst = busiest;
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = PMD_EV_HANG;
+	ev.t_ns = now;
+	ev.worker = (int)run->workers[worst].id;
+	ev.stressor = run->workers[worst].si->st->name;
+	ev.chunk = -1;
+	if (gap > limit)
+		snprintf(ev.text, sizeof(ev.text), "%s worker %u went %.1fs without progress (by "
+			 "its own clock: neither on a CPU nor waiting for one), over --hang-timeout "
+			 "%.1fs; seen after it went on: the whole run stalled (stopped, or blocked)",
+			 ev.stressor, run->workers[worst].index, (double)gap / 1e9,
+			 (double)limit / 1e9);
+	else
+		snprintf(ev.text, sizeof(ev.text), "%s worker %u ran %.1fs on a CPU without "
+			 "finishing an op, over %.0fs: a livelock, or an op too long for the run",
+			 ev.stressor, run->workers[worst].index, (double)busy / 1e9,
+			 (double)pmd_busy_limit(limit) / 1e9);
+	post_hang(run, &ev, abort);
+	return true;
 }
 
 /*
@@ -350,8 +530,10 @@ uint64_t pmd_monitor_tick(struct pmd_run *run, uint64_t now)
 	drain_kmsg(run);
 	if (now >= m->next_slow) {
 		check_taint(run);
-		if (!__atomic_load_n(&run->aborting, __ATOMIC_ACQUIRE))
+		if (!__atomic_load_n(&run->aborting, __ATOMIC_ACQUIRE)) {
 			check_heartbeats(run, now);
+			check_gaps(run, now, true);
+		}
 		m->next_slow = now + SLOW_NS;
 	}
 	return m->next_slow;
@@ -363,8 +545,12 @@ void pmd_monitor_start(struct pmd_run *run)
 
 	free(m->hb_last);
 	free(m->hb_when);
+	free(m->child_seen);
+	free(m->child_moved);
 	m->hb_last = calloc(run->nworkers ? run->nworkers : 1, sizeof(uint64_t));
 	m->hb_when = calloc(run->nworkers ? run->nworkers : 1, sizeof(uint64_t));
+	m->child_seen = calloc(run->nworkers ? run->nworkers : 1, sizeof(uint64_t));
+	m->child_moved = calloc(run->nworkers ? run->nworkers : 1, sizeof(uint64_t));
 	m->next_slow = 0;
 }
 
@@ -373,6 +559,8 @@ void pmd_monitor_stop(struct pmd_run *run)
 	/* what the kernel said while the workers wound down */
 	drain_kmsg(run);
 	check_taint(run);
+	/* and every worker's longest stall, the last stretch to its end included */
+	check_gaps(run, pmd_now_ns(), false);
 }
 
 void pmd_monitor_close(struct pmd_run *run)
@@ -384,5 +572,7 @@ void pmd_monitor_close(struct pmd_run *run)
 	m->kmsg_fd = -1;
 	free(m->hb_last);
 	free(m->hb_when);
-	m->hb_last = m->hb_when = NULL;
+	free(m->child_seen);
+	free(m->child_moved);
+	m->hb_last = m->hb_when = m->child_seen = m->child_moved = NULL;
 }

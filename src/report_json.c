@@ -413,10 +413,18 @@ static json_t *monitors_json(const struct pmd_run *run)
 	json_t *o = json_object();
 
 	json_object_set_new(o, "kmsg", json_string(m->kmsg_status));
+	json_object_set_new(o, "kmsg_state", json_string(pmd_kmsg_state_name(m->kmsg_state)));
 	json_object_set_new(o, "taint_start", m->taint_ok ? hex(m->taint0) : json_null());
 	json_object_set_new(o, "taint_end", m->taint_ok ? hex(m->taint_seen) : json_null());
 	json_object_set_new(o, "kernel_log", lines_json(m->klog_len ? m->klog : ""));
 	json_object_set_new(o, "hang_tasks", lines_json(m->hang_dump));
+	/* the watchdog's measure of the run: --hang-timeout against the longest stall seen */
+	json_object_set_new(o, "hang_timeout_s", json_real((double)run->cfg->hang_timeout_ns / 1e9));
+	json_object_set_new(o, "longest_stall_s", json_real((double)m->gap_max_ns / 1e9));
+	json_object_set_new(o, "longest_stall_worker", json_string(m->gap_worker));
+	json_object_set_new(o, "longest_busy_s", json_real((double)m->busy_max_ns / 1e9));
+	/* without schedstat (CONFIG_SCHED_INFO) a stall is told from a long op only at 60 s */
+	json_object_set_new(o, "stall_clock", json_string(m->schedstat_ok ? "schedstat" : "wall"));
 	return o;
 }
 

@@ -5,6 +5,7 @@
 
 #include <pmdstress/stressor.h>
 
+#include "reslimits.h"
 #include "memcg.h"
 #include "monitor.h"
 #include "numa.h"
@@ -83,7 +84,11 @@ struct pmd_run {
 	struct cds_wfcq_head ev_head;
 	struct cds_wfcq_tail ev_tail;
 	uint64_t ev_count[PMD_EV_KIND_COUNT];
-	uint64_t resource_errors; /* atomic: errors that were EAGAIN or ENOMEM (a limit) */
+	uint64_t resource_errors; /* atomic: EAGAIN or ENOMEM errors a near limit explains */
+	uint64_t own_limit_errors; /* atomic: ENOMEM met in the seed way's own memcg window */
+	struct pmd_limits limits; /* which limits are near, for those (src/reslimits.c) */
+	bool internal_claimed;	  /* atomic: first_internal is being written or written */
+	char first_internal[320]; /* the first error no limit explains: the verdict's line */
 	uint64_t class_count[PMD_CLASS_COUNT];
 	uint64_t ev_posted; /* atomic: posted so far (the live line reads it) */
 	struct pmd_event kept[PMD_EVENTS_KEPT];

@@ -471,6 +471,13 @@ static void take_run(struct pmd_storm_view *s, const struct pmd_run *r, bool fin
 	run->mon.taint_ok = r->mon.taint_ok;
 	run->mon.taint0 = r->mon.taint0;
 	run->mon.taint_seen = r->mon.taint_seen;
+	run->mon.kmsg_state = r->mon.kmsg_state <= PMD_KMSG_BLIND ? r->mon.kmsg_state
+								  : PMD_KMSG_NOT_OPENED;
+	run->mon.gap_max_ns = r->mon.gap_max_ns;
+	run->mon.busy_max_ns = r->mon.busy_max_ns;
+	run->mon.schedstat_ok = r->mon.schedstat_ok;
+	memcpy(run->mon.gap_worker, r->mon.gap_worker, sizeof(run->mon.gap_worker));
+	TERMINATE(run->mon.gap_worker);
 	/* at the start its log position runs ahead of the events it forwarded */
 	if (final && r->mon.kmsg_seq > s->kmsg_seq)
 		s->kmsg_seq = r->mon.kmsg_seq;

@@ -266,6 +266,7 @@ static int exec_once(struct pmd_worker *w, const struct exec_priv *ep)
 {
 	uint64_t t0, t1, t2 = 0, t3;
 	int pfd[2] = { -1, -1 }, status = 0, err, ready = 1, rc, e;
+	bool killed;
 	int *said = &ep->said[w->index];
 	bool split = ep->o->split;
 	pid_t pid;
@@ -301,24 +302,30 @@ static int exec_once(struct pmd_worker *w, const struct exec_priv *ep)
 		pmd_worker_error(w, -err, "exec: fork() failed");
 		return -err;
 	}
+	pmd_child_set(w, pid);
 	/* split: wait for the old image to go (end-of-file: execve, or the child's exit) */
 	if (split) {
-		ready = pmd_fork_wait_fd(w, pfd[0]);
+		ready = pmd_fork_wait_fd(w, pfd[0], pid);
 		t2 = pmd_now_ns();
 		close(pfd[0]);
 	}
-	if (ready != 1) { /* stopped, or the wait failed: never leave the child behind */
+	if (ready == -ETIMEDOUT) /* it never left the old image: before the kill, its stack */
+		pmd_child_stuck(w, pid, "exec child");
+	if (ready != 1) { /* aborted, stuck, or the wait failed: never leave the child behind */
 		kill(pid, SIGKILL);
 		rc = pmd_fork_reap(pid, &status);
 	} else if (ep->self) {
 		rc = pmd_fork_reap(pid, &status); /* the exec-child mode exits at once */
 	} else {
-		rc = pmd_fork_wait(w, pid, &status); /* the user's program may take its time */
+		/* the user's program may take its time */
+		rc = pmd_fork_wait(w, pid, &status, "exec child");
 	}
+	killed = pmd_child_killed(w); /* by the run, at the end: not its death */
+	pmd_child_set(w, 0);
 	t3 = pmd_now_ns();
 	e = __atomic_load_n(said, __ATOMIC_RELAXED); /* the child is gone: its last word */
-	if (rc == -EINTR || !ready)
-		return 0; /* the run stopped: the child was killed and reaped */
+	if (rc == -EINTR || !ready || ready == -ETIMEDOUT || killed)
+		return 0; /* aborted, not done, or a hang said: the child was killed and reaped */
 	if (rc || ready < 0) {
 		pmd_worker_error(w, rc ? rc : ready, "exec: waiting for child %d", (int)pid);
 		return rc ? rc : ready;

@@ -36,6 +36,7 @@
  */
 #include "fault_seed.h"
 
+#include <pmdstress/pool.h>
 #include <pmdstress/stressor.h>
 
 #include <errno.h>
@@ -138,6 +139,8 @@ enum {
 	M_ZAP_REMAP,
 	M_READS,
 	M_CHOICES,
+	M_RACE_TIMED,
+	M_RACE_EITHER,
 	M_FIRST_TOUCH,
 	M_WINDOW,
 	M_VERIFY,
@@ -164,6 +167,15 @@ static const struct pmd_metric fault_metrics[] = {
 			"a digest of the random choices (first pages, orders): with --fault-sweeps "
 			"and no partners, the same for every run of one seed", PMD_BETTER_NONE,
 			PMD_MF_DIGEST },
+	[M_RACE_TIMED] = { "race_timed", PMD_METRIC_COUNT,
+			   "slots of pages a partner's zap raced that were stored before a "
+			   "MADV_DONTNEED (must read zero) or after every race on the page (must "
+			   "hold their stamp): judged exactly", PMD_BETTER_NONE },
+	[M_RACE_EITHER] = { "race_either", PMD_METRIC_COUNT,
+			    "slots of raced pages whose store overlapped a race or preceded a "
+			    "MADV_FREE: zero or their stamp accepted (a zero is written back "
+			    "after)",
+			    PMD_BETTER_NONE },
 	[M_FIRST_TOUCH] = { "first_touch", PMD_METRIC_LATENCY,
 			    "a worker's first store to a fresh chunk: the contested fault" },
 	[M_WINDOW] = { "window", PMD_METRIC_LATENCY,
@@ -190,6 +202,10 @@ struct fault_group {
 	unsigned lost;		  /* chunks that could not be reset: out of the run */
 	/* each worker's first store to cur[0] this round, from before to after; 0: none */
 	uint64_t *first_lo, *first_hi;
+	/* how the round writes cur[i] and when, for i < nlogs (arena.h); none without --verify */
+	struct pmd_round_log *logs;
+	unsigned nlogs;
+	size_t logs_len;
 	struct fault_seed seed;	      /* this round's seed-race plan */
 	struct pmd_racer_span *spans; /* each worker's first store to cur[0], seed rounds */
 	uint64_t round_t0;	      /* when the round was set up */
@@ -276,9 +292,8 @@ static void inject(struct pmd_worker *w, struct pmd_chunk *c, char *addr, bool a
 	if (inj->kind != PMD_INJECT_CORRUPT || inj->chunk != c->index ||
 	    (inj->class == PMD_CLASS_NONZERO_AFTER_ZAP) != after_zap)
 		return;
-	/* a zero in a round a zap raced is no corruption: wait for an undisturbed round */
-	if (inj->class == PMD_CLASS_LOST_WRITE &&
-	    (__atomic_load_n(&c->flags, __ATOMIC_ACQUIRE) & PMD_CF_DISTURBED))
+	/* a zero where a race allows one is no corruption: wait for a slot that must hold */
+	if (inj->class == PMD_CLASS_LOST_WRITE && pmd_verify_may_read_zero(a, c, inj->page, slot))
 		return;
 	/* nor in a page this round did not write (a seed round's window is small): wait */
 	if (inj->class != PMD_CLASS_NONZERO_AFTER_ZAP && pmd_mask_test(c->zero_pages, inj->page))
@@ -374,6 +389,7 @@ static void inject_hang(struct pmd_worker *w, const struct fault_group *g, unsig
 static unsigned verify_chunk(struct pmd_worker *w, struct pmd_chunk *c, bool do_inject)
 {
 	uint64_t t = pmd_now_ns();
+	struct pmd_verify_tally tally = { 0 };
 	unsigned bad = 0;
 	char *addr = pmd_chunk_enter(c);
 
@@ -382,8 +398,10 @@ static unsigned verify_chunk(struct pmd_worker *w, struct pmd_chunk *c, bool do_
 	if (do_inject)
 		inject(w, c, addr, false);
 	if (w->si->cfg->verify)
-		bad = pmd_verify_pages(w, c, addr, 0, PMD_CHUNK_PAGES);
+		bad = pmd_verify_chunk(w, c, addr, &tally);
 	pmd_chunk_exit(c);
+	pmd_count(w, M_RACE_TIMED, tally.timed);
+	pmd_count(w, M_RACE_EITHER, tally.either);
 	if (w->si->cfg->verify)
 		pmd_latency(w, M_VERIFY, pmd_now_ns() - t);
 	pmd_count(w, M_BAD_SLOTS, bad);
@@ -515,6 +533,24 @@ static void mark_window(struct pmd_chunk *c, unsigned first, unsigned pages)
 		pmd_mask_set(c->zero_pages, (first + k) % PMD_CHUNK_PAGES);
 }
 
+/* The round about to write @c is logged in @log: its shape now, the workers' marks as they go. */
+static void open_log(const struct fault_group *g, struct pmd_chunk *c, struct pmd_round_log *log,
+		     const struct fault_opts *o)
+{
+	uint32_t stores = g->win * (uint32_t)o->passes;
+
+	log->first = g->first_page;
+	log->win = g->win;
+	/* a seed round's racers start on pages of their own (touch_chunk), on cur[0] only */
+	log->own_first = g->seed.on && log == &g->logs[0];
+	log->nworkers = g->n;
+	log->passes = (uint32_t)o->passes;
+	log->per = (stores + PMD_ROUND_MARKS - 2) / (PMD_ROUND_MARKS - 1);
+	memset(log->mark, 0, sizeof(uint64_t) * PMD_ROUND_MARKS * g->n);
+	/* release: a partner that finds the log finds its shape */
+	__atomic_store_n(&c->log, log, __ATOMIC_RELEASE);
+}
+
 /*
  * The group's own generator (splitmix64), seeded from the run's seed and
  * the group: the serial step is run by whichever worker reaches the gate
@@ -531,6 +567,24 @@ static uint64_t group_rand_below(struct fault_group *g, uint64_t n)
 static uint64_t seed_rand(void *g, uint64_t n)
 {
 	return group_rand_below(g, n);
+}
+
+/*
+ * Test only: a pending --inject segv/sigbus on one of the group's chunks
+ * needs its page written this round, or it waits a whole cycle of the
+ * group's chunks for the next chance (seconds on a slow sanitizer build):
+ * the window is moved over that page, at a random place inside it.
+ */
+static void window_over_injection(struct fault_group *g, struct pmd_worker *w)
+{
+	const struct pmd_inject *inj = pmd_inject_get(w->si->run);
+
+	if ((inj->kind != PMD_INJECT_SEGV && inj->kind != PMD_INJECT_SIGBUS) ||
+	    g->win >= PMD_CHUNK_PAGES || g->round < inj->after_rounds || inj->chunk < g->lo ||
+	    inj->chunk >= g->hi)
+		return;
+	g->first_page = (inj->page + PMD_CHUNK_PAGES -
+			 (unsigned)group_rand_below(g, g->win)) % PMD_CHUNK_PAGES;
 }
 
 static void start_round(struct fault_group *g, struct pmd_worker *w, const struct fault_priv *fp)
@@ -550,6 +604,7 @@ static void start_round(struct fault_group *g, struct pmd_worker *w, const struc
 	g->win = (unsigned)o->pages;
 	if (g->seed.on && o->seed_pages < g->win)
 		g->win = (unsigned)o->seed_pages;
+	window_over_injection(g, w);
 	for (tries = 0; tries < span && g->ncur < g->want; tries++) {
 		unsigned idx = g->lo + g->cursor;
 		struct pmd_chunk *c = &a->chunks[idx];
@@ -567,7 +622,7 @@ static void start_round(struct fault_group *g, struct pmd_worker *w, const struc
 		 * Again, now that it is ours: a partner that claimed it between
 		 * our close and our claim has released it since, and its release
 		 * cleared CLOSING. A zap that slipped in meanwhile has finished
-		 * when this returns, and marked the old contents DISTURBED.
+		 * when this returns, and recorded the pages it raced.
 		 */
 		pmd_chunk_close_round(c);
 		/* what the chunk held since its last round must still be there */
@@ -581,6 +636,8 @@ static void start_round(struct fault_group *g, struct pmd_worker *w, const struc
 		c->nslots = g->n * (uint32_t)o->passes;
 		c->domain = PMD_STAMP_DOMAIN_RUN;
 		mark_window(c, g->first_page, g->win);
+		if (g->ncur < g->nlogs)
+			open_log(g, c, &g->logs[g->ncur], o);
 		if (inject_due(w, g)) {
 			char *addr = pmd_chunk_enter(c);
 
@@ -725,12 +782,17 @@ static unsigned touch_chunk(struct pmd_worker *w, struct pmd_chunk *c, char *add
 	const uint32_t lbase = c->index * (uint32_t)PMD_CHUNK_PAGES;
 	const bool stamped = w->si->cfg->verify, per_page = o->latency == LAT_PAGE;
 	unsigned k, pass, p = first, at = 0, step = win > 1, faults = 0;
+	struct pmd_round_clock clk;
 	uint64_t t0, t1 = 0, span[2];
 
 	if (order == ORDER_BACKWARD)
 		step = win - 1;
 	else if (order == ORDER_RANDOM)
 		step = coprime_step(w, win);
+	t0 = pmd_now_ns();
+	/* where the round is logged: the step, and a clock mark every few stores */
+	pmd_round_log_start(stamped ? __atomic_load_n(&c->log, __ATOMIC_ACQUIRE) : NULL, slot, step,
+			    t0, &clk);
 	/*
 	 * the contested store: every worker's first write hits the same page.
 	 * A reader loads it first: its read fault maps the zero page, the huge
@@ -760,7 +822,6 @@ static unsigned touch_chunk(struct pmd_worker *w, struct pmd_chunk *c, char *add
 		sp->faults = (uint8_t)(faults < 0xfe ? faults : 0xfe);
 		goto rest;
 	}
-	t0 = pmd_now_ns();
 	if (slot < o->readers) {
 		(void)pmd_load(pmd_page_slot(addr, p, slot));
 		t1 = pmd_now_ns(); /* a reader's contested fault is its load */
@@ -772,6 +833,7 @@ static unsigned touch_chunk(struct pmd_worker *w, struct pmd_chunk *c, char *add
 		t1 = pmd_now_ns();
 	sp->faults = 0xff;
 rest:
+	pmd_round_clock_tick(&clk);
 	pmd_latency(w, M_FIRST_TOUCH, t1 - t0);
 	sp->lo = t0;
 	sp->hi = t1;
@@ -796,8 +858,10 @@ rest:
 					  page_value(key, stamped, lbase + p, gen, slot));
 			}
 			page_delay(o->delay_ns);
+			pmd_round_clock_tick(&clk);
 		}
 	}
+	pmd_round_clock_end(&clk);
 	pmd_latency(w, M_WINDOW, pmd_now_ns() - t0);
 	pmd_count(w, M_OPS, win * o->passes);
 	return step;
@@ -922,6 +986,42 @@ static unsigned racers_at_once(void)
 	if (!sched_getaffinity(0, sizeof(set), &set))
 		n = CPU_COUNT(&set);
 	return n < 2 ? 2 : n > 64 ? 64 : (unsigned)n;
+}
+
+/*
+ * Logs for the first LOGGED chunks of each round (all of them in the
+ * default race, one chunk a round): a chunk raced beyond those is judged
+ * by its race records alone, zero allowed in every slot of the raced pages.
+ * From the pool, which no fork child copies.
+ */
+#define LOGGED 16
+
+static int alloc_logs(struct fault_group *g)
+{
+	size_t per_log = sizeof(struct pmd_round_log) + sizeof(uint32_t) * 2 * g->n +
+			 sizeof(uint64_t) * PMD_ROUND_MARKS * g->n;
+	unsigned i;
+	char *p;
+
+	per_log = (per_log + 63) & ~(size_t)63;
+	g->nlogs = g->want < LOGGED ? g->want : LOGGED;
+	g->logs_len = per_log * g->nlogs;
+	p = pmd_pool_alloc(g->logs_len);
+	if (!p)
+		return -ENOMEM;
+	g->logs = (struct pmd_round_log *)p;
+	p += sizeof(struct pmd_round_log) * g->nlogs;
+	for (i = 0; i < g->nlogs; i++) {
+		struct pmd_round_log *log = &g->logs[i];
+
+		log->mark = (uint64_t *)p;
+		p += sizeof(uint64_t) * PMD_ROUND_MARKS * g->n;
+		log->step = (uint32_t *)p;
+		p += sizeof(uint32_t) * g->n;
+		log->inv = (uint32_t *)p;
+		p += sizeof(uint32_t) * g->n;
+	}
+	return 0;
 }
 
 /* --memcg-headroom: room for what else a round charges (VMAs of a remap, slab) */
@@ -1052,7 +1152,8 @@ static int fault_setup(struct pmd_sinst *si)
 		g->spans = calloc(g->n ? g->n : 1, sizeof(*g->spans));
 		g->batch = i / slots;
 		g->seed.off = &fp->thp_off;
-		if (!g->cur || !g->first_lo || !g->first_hi || !g->spans)
+		if (!g->cur || !g->first_lo || !g->first_hi || !g->spans ||
+		    (si->cfg->verify && alloc_logs(g) < 0))
 			return -ENOMEM;
 		pmd_gate_init(&g->gate, g->n, (unsigned)o->spin);
 	}
@@ -1090,6 +1191,8 @@ static void fault_teardown(struct pmd_sinst *si)
 		free(fp->groups[i].first_lo);
 		free(fp->groups[i].first_hi);
 		free(fp->groups[i].spans);
+		if (fp->groups[i].logs)
+			pmd_pool_free(fp->groups[i].logs, fp->groups[i].logs_len);
 	}
 	free(fp->groups);
 	free(fp->batches);

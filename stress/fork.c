@@ -46,6 +46,12 @@
  * slot 510 again before it verifies, so the chunks' expectations never
  * include it.
  *
+ * With --fork-race, a share of the forks also copy the chunk a fault round
+ * is writing at that moment, held open across fork() (stress/fork_live.h):
+ * the child must see, of each worker, a prefix of its stores in the
+ * round's order, never a value the round does not write, and its own
+ * writes must not reach the round ("live", "live_pages").
+ *
  * On a MAP_SHARED arena (--shared) parent and child share the pages by
  * design, so there is nothing to check: the forks run and are measured,
  * the COW checks are off (said once on stderr). The self-test (hidden
@@ -66,6 +72,7 @@
 #include <pmdstress/stressor.h>
 
 #include "fork.h"
+#include "fork_live.h"
 #include "fork_writer.h"
 
 #include <errno.h>
@@ -83,6 +90,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <urcu.h>
 
@@ -91,9 +99,11 @@
 #define WRITER_SLOT PMD_FORK_WRITER_SLOT /* the writer thread's, on every 32nd page */
 #define RECORDS 16			/* bad pages the child describes in full */
 #define PATIENCE 10 /* forks without a written chunk before fresh ones are taken */
+#define LIVE MAX_FROZEN /* a child record's "frozen" index for the live round's chunk */
 
 struct fork_opts {
 	uint64_t chunks;
+	uint64_t race;
 	uint64_t slots;
 	uint64_t rate;
 	bool populate;
@@ -109,6 +119,10 @@ static const struct pmd_option fork_options[] = {
 	{ "chunks", PMD_OPT_UINT, O(chunks), "2", 0, MAX_FROZEN, NULL,
 	  "idle chunks frozen and copy-on-write checked across each fork (0: the child exits "
 	  "at once, as in AIM9 fork_test)" },
+	{ "race", PMD_OPT_UINT, O(race), "50", 0, 100, NULL,
+	  "percent of COW-checked forks that also copy the chunk a fault round is writing at that "
+	  "moment; the child checks it holds, of each worker, a prefix of its stores "
+	  "(stress/fork_live.h)" },
 	{ "slots", PMD_OPT_UINT, O(slots), "8", 1, WRITER_SLOT, NULL,
 	  "slots per page the parent writes into the frozen chunks after each fork (at least "
 	  "as many as they held)" },
@@ -148,6 +162,8 @@ enum {
 	M_POPULATED_THP,
 	M_EAGAIN,
 	M_WR_DURING,
+	M_LIVE,
+	M_LIVE_PAGES,
 	L_FORK,
 	L_REAP,
 	L_COW_WRITE,
@@ -175,6 +191,12 @@ static const struct pmd_metric fork_metrics[] = {
 			  "the writer thread's writes made while fork() ran (the child must see "
 			  "a prefix of them)",
 			  PMD_BETTER_NONE },
+	[M_LIVE] = { "live", PMD_METRIC_COUNT,
+		     "forks that copied the chunk a fault round was writing, checked by the child",
+		     PMD_BETTER_NONE },
+	[M_LIVE_PAGES] = { "live_pages", PMD_METRIC_COUNT,
+			   "pages of those chunks the child checked: zero or the round's stamps, "
+			   "each worker's a prefix of its stores", PMD_BETTER_NONE },
 	/* not a bench column: divided by the COW faults this stressor counts, it would mislead */
 	[L_FORK] = { "fork", PMD_METRIC_LATENCY, "the fork() call: copying the page tables" },
 	[L_REAP] = { "reap", PMD_METRIC_LATENCY, "fork() called to child reaped" },
@@ -211,6 +233,9 @@ struct child_result {
 	uint32_t bad_pages;
 	uint32_t at_frozen, at_page, pass; /* where it is: for a child that dies */
 	struct child_rec rec[RECORDS];
+	uint64_t live_raced[PMD_MASK_WORDS]; /* set by the parent: pages raced before its fork */
+	uint64_t noted[MAX_FROZEN + 1][PMD_MASK_WORDS];	   /* pages found bad: once each */
+	uint64_t noted_writer[MAX_FROZEN][PMD_MASK_WORDS]; /* the same, by the writer's check */
 };
 
 /* A chunk held across one fork: what it held before, what the parent writes after. */
@@ -220,7 +245,6 @@ struct frozen {
 	uint32_t lbase; /* logical page of the chunk's page 0 */
 	uint32_t gen, nslots, domain;
 	uint32_t newgen, newslots;
-	bool disturbed;
 	uint64_t skipped[PMD_MASK_WORDS], zero[PMD_MASK_WORDS], maybe[PMD_MASK_WORDS];
 };
 
@@ -234,6 +258,7 @@ struct fork_worker {
 	struct child_result no_res;
 	struct frozen frozen[MAX_FROZEN];
 	unsigned nfrozen;
+	struct pmd_fork_live live; /* the chunk a round was writing, or live.c NULL */
 	unsigned cursor;
 	unsigned dry; /* forks in a row that found no written chunk to freeze */
 	int leaked;   /* index into frozen[] of the chunk given a shared page, or -1 */
@@ -295,20 +320,27 @@ void pmd_fork_unlock(void)
 	pthread_mutex_unlock(fork_mutex);
 }
 
-int pmd_fork_wait_fd(struct pmd_worker *w, int fd)
+int pmd_fork_wait_fd(struct pmd_worker *w, int fd, pid_t pid)
 {
 	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	struct pmd_child_watch cw;
 
-	/* a short timeout only to look at the stop flag; readiness wakes us at once */
-	while (!pmd_should_stop(w)) {
-		int n = poll(&pfd, 1, 50);
+	pmd_child_watch(&cw, pid);
+	/* a short timeout only to look at the child; readiness wakes us at once */
+	for (;;) {
+		int n = poll(&pfd, 1, 50), look;
 
 		if (n > 0)
 			return 1;
 		if (n < 0 && errno != EINTR)
 			return -errno;
+		look = pmd_child_look(w, &cw);
+		if (look == PMD_CHILD_STUCK)
+			return -ETIMEDOUT;
+		/* at the stop, a child that moves was only not done: killed unjudged */
+		if (pmd_aborting(w) || (look == PMD_CHILD_MOVING && pmd_should_stop(w)))
+			return 0;
 	}
-	return 0;
 }
 
 int pmd_fork_reap(pid_t pid, int *status)
@@ -324,6 +356,7 @@ void pmd_fork_child_init(pid_t parent)
 	prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
 	if (getppid() != parent)
 		_exit(0);
+	pmd_pool_forget();
 }
 
 bool pmd_fork_backoff(struct pmd_worker *w, int err, unsigned eagain_metric)
@@ -351,17 +384,23 @@ void pmd_fork_eagain_say(const struct pmd_sinst *si, unsigned eagain_metric)
 			si->st->name, (unsigned long long)n);
 }
 
-int pmd_fork_wait(struct pmd_worker *w, pid_t pid, int *status)
+int pmd_fork_wait(struct pmd_worker *w, pid_t pid, int *status, const char *what)
 {
 	int fd = (int)syscall(SYS_pidfd_open, pid, 0), ready = 0, rc;
 
 	if (fd >= 0) {
-		ready = pmd_fork_wait_fd(w, fd);
+		ready = pmd_fork_wait_fd(w, fd, pid);
 		close(fd);
 	} else {
-		/* no pidfd (before 5.3): look every 100 us */
-		for (;;) {
+		/* no pidfd (before 5.3): look every 100 us (not asleep on purpose) */
+		const struct timespec nap = { 0, 100000 };
+		struct pmd_child_watch cw;
+		unsigned k = 0;
+
+		pmd_child_watch(&cw, pid);
+		for (;; k++) {
 			pid_t r = waitpid(pid, status, WNOHANG);
+			int look = PMD_CHILD_STILL;
 
 			if (r == pid)
 				return 0;
@@ -369,16 +408,23 @@ int pmd_fork_wait(struct pmd_worker *w, pid_t pid, int *status)
 				ready = -errno;
 				break;
 			}
-			if (!pmd_sleep(w, 100000))
+			if (k % 500 == 499) /* the child every 50 ms */
+				look = pmd_child_look(w, &cw);
+			ready = look == PMD_CHILD_STUCK ? -ETIMEDOUT : 0;
+			if (ready || pmd_aborting(w) ||
+			    (look == PMD_CHILD_MOVING && pmd_should_stop(w)))
 				break;
+			nanosleep(&nap, NULL);
 		}
 	}
 	if (ready == 1)
 		return pmd_fork_reap(pid, status);
-	/* stopped, or waiting failed: never leave the child behind */
+	if (ready == -ETIMEDOUT)
+		pmd_child_stuck(w, pid, what); /* before the kill: its stack as it is */
+	/* aborted, stuck, or waiting failed: never leave the child behind */
 	kill(pid, SIGKILL);
 	rc = pmd_fork_reap(pid, status);
-	return ready < 0 ? ready : rc ? rc : -EINTR;
+	return ready < 0 && ready != -ETIMEDOUT ? ready : rc ? rc : -EINTR;
 }
 
 unsigned pmd_fork_populate(struct pmd_sinst *si, unsigned *thp)
@@ -482,13 +528,32 @@ static bool writer_owns(const struct fork_worker *fw, unsigned p, unsigned s)
 
 /* ---- the child: a plain loop, then _exit ---------------------------------- */
 
-/* Count a bad page; describe it in full while there is room (the record, or NULL). */
+/* A record of the writer thread's prefix check (child_check_writer()), not of a page's slots. */
+static bool writer_rec(unsigned fi, unsigned slot, unsigned code)
+{
+	return fi != LIVE && slot == WRITER_SLOT &&
+	       (code == CHILD_WRITER_WRONG || code == CHILD_NOT_PREFIX);
+}
+
+/*
+ * Count a bad page; describe it in full while there is room (the record, or
+ * NULL). A page is noted once: the second pass finds again what the first did.
+ * The writer's check is a finding of its own (its writes across pages not a
+ * prefix), noted once apart from what the slots' check found in the page.
+ */
 static struct child_rec *child_note(struct child_result *r, unsigned fi, unsigned p,
 				    unsigned slot, unsigned code, unsigned bad, uint64_t expected,
 				    uint64_t actual)
 {
 	struct child_rec *rec = NULL;
 
+	if (fi <= MAX_FROZEN && p < PMD_CHUNK_PAGES) {
+		uint64_t *noted = writer_rec(fi, slot, code) ? r->noted_writer[fi] : r->noted[fi];
+
+		if (noted[p / 64] & 1ull << (p % 64))
+			return NULL;
+		noted[p / 64] |= 1ull << (p % 64);
+	}
 	if (r->nrec < RECORDS) {
 		rec = &r->rec[r->nrec++];
 		rec->frozen = fi;
@@ -508,17 +573,19 @@ static struct child_rec *child_note(struct child_result *r, unsigned fi, unsigne
 /*
  * Read every slot of page @p of frozen chunk @fi in one pass. Before the
  * child's own write (@mine == 0) its slot must read zero, after it the
- * child's stamp; every other slot must hold what it held before the fork
- * (zero is also fine where the verifier allows it: MADV_FREE, a disturbed
- * round). A slot holding the parent's post-fork stamp is a leak.
+ * child's stamp; every other slot must hold what it held before the fork,
+ * or, in a page MADV_FREE left clean (the verifier's rule), all of them
+ * zero: the kernel drops such a page whole. A slot holding the parent's
+ * post-fork stamp is a leak.
  */
 static void child_check_page(const struct fork_worker *fw, unsigned fi, unsigned p, uint64_t key,
 			     uint64_t mine, struct child_result *r)
 {
 	const struct frozen *f = &fw->frozen[fi];
-	bool maybe = f->disturbed || bit(f->maybe, p);
+	bool maybe = bit(f->maybe, p);
 	unsigned s, pre = 0, post = 0, wrong = 0, own = 0, slot = 0, code = CHILD_CLEAN;
-	uint64_t first_exp = 0, first_act = 0;
+	unsigned kept = 0, zeroed = 0, zslot = 0;
+	uint64_t first_exp = 0, first_act = 0, zexp = 0;
 
 	for (s = 0; s < PMD_PAGE_SLOTS; s++) {
 		uint64_t v = pmd_load(pmd_page_slot(f->addr, p, s)), exp;
@@ -536,6 +603,11 @@ static void child_check_page(const struct fork_worker *fw, unsigned fi, unsigned
 		exp = pre_fork(f, key, p, s);
 		if (v == exp || (!v && maybe)) {
 			pre += s < f->newslots; /* a slot the parent rewrote: tells the sides apart */
+			kept += v && v == exp;
+			if (v != exp && !zeroed++) {
+				zslot = s;
+				zexp = exp;
+			}
 			continue;
 		}
 		if (v && v == post_fork(f, key, p, s)) {
@@ -549,6 +621,12 @@ static void child_check_page(const struct fork_worker *fw, unsigned fi, unsigned
 			first_exp = exp;
 			first_act = v;
 		}
+	}
+	/* part of a clean page dropped, part kept: that is no drop */
+	if (zeroed && kept && !wrong++ && !post) {
+		slot = zslot;
+		first_exp = zexp;
+		first_act = 0;
 	}
 	if (post)
 		code = pre ? CHILD_TORN : CHILD_PARENT_WRITE;
@@ -590,6 +668,23 @@ static bool child_check_writer(const struct fork_worker *fw, struct child_result
 		rec->seq_missing = fd.missing;
 	}
 	return false;
+}
+
+/* A finding of the live round's check (stress/fork_live.c), as a record. */
+static void child_note_live(void *ctx, const struct pmd_fork_live_finding *f)
+{
+	static const unsigned code[] = { [PMD_FORK_LIVE_WRONG] = CHILD_WRONG,
+					 [PMD_FORK_LIVE_OWN] = CHILD_OWN_LOST,
+					 [PMD_FORK_LIVE_TORN] = CHILD_NOT_PREFIX };
+	struct child_rec *rec = child_note(ctx, LIVE, f->page, f->slot, code[f->kind], f->bad,
+					   f->expected, f->actual);
+
+	if (rec && f->kind == PMD_FORK_LIVE_TORN) {
+		rec->other_frozen = LIVE;
+		rec->other_page = f->other_page;
+		rec->seq_seen = f->seq_seen;
+		rec->seq_missing = f->seq_missing;
+	}
 }
 
 /*
@@ -664,8 +759,17 @@ static void __attribute__((noreturn)) child_main(const struct fork_worker *fw, u
 			pmd_store(pmd_page_slot(f->addr, p, CHILD_SLOT), child_stamp(f, key, p));
 		}
 	}
+	/* the live round's chunk: values now, its workers' order once the parent says what raced */
+	if (fw->live.c) {
+		r->at_frozen = LIVE;
+		r->at_page = 0;
+		if (check)
+			pmd_fork_live_check(&fw->live, key, CHILD_SLOT, false, NULL,
+					    child_note_live, r);
+		pmd_fork_live_write(&fw->live, key, CHILD_SLOT);
+	}
 	r->pass = 2;
-	if (check && fw->nfrozen)
+	if (check && (fw->nfrozen || fw->live.c))
 		child_wait_parent(r);
 	/* the writer has stopped too: a page shared by mistake now shows its last write */
 	if (check && fw->writing && writer_clean)
@@ -678,6 +782,11 @@ static void __attribute__((noreturn)) child_main(const struct fork_worker *fw, u
 			r->at_page = p;
 			child_check_page(fw, i, p, key, child_stamp(f, key, p), r);
 		}
+	}
+	if (check && fw->live.c) {
+		r->at_frozen = LIVE;
+		pmd_fork_live_check(&fw->live, key, CHILD_SLOT, true, r->live_raced,
+				    child_note_live, r);
 	}
 	_exit((int)r->code);
 }
@@ -733,7 +842,6 @@ static bool freeze_one(struct pmd_worker *w, struct fork_worker *fw, struct pmd_
 	f->domain = c->domain;
 	f->newgen = pmd_gen_next(f->gen);
 	f->newslots = f->nslots > o->slots ? f->nslots : (uint32_t)o->slots;
-	f->disturbed = __atomic_load_n(&c->flags, __ATOMIC_RELAXED) & PMD_CF_DISTURBED;
 	mask_copy(f->skipped, c->skipped);
 	mask_copy(f->zero, c->zero_pages);
 	mask_copy(f->maybe, c->maybe_pages);
@@ -876,12 +984,44 @@ static void writer_clear(struct fork_worker *fw)
 }
 
 /* After the fork, while the child reads: a new generation into every frozen chunk. */
+/*
+ * After the fork, before the parent's writes: the parent's side must still
+ * hold what it froze (fork write-protected it; nothing of ours wrote it
+ * since). A page that differs is judged by the verifier, whose rules
+ * (a MADV_FREE'd page dropped whole) still hold: the generation is the old one.
+ */
+static void cow_check(struct pmd_worker *w, struct fork_worker *fw)
+{
+	const uint64_t key = w->si->arena->tag_key;
+	unsigned i, p, s;
+
+	for (i = 0; i < fw->nfrozen; i++) {
+		struct frozen *f = &fw->frozen[i];
+		char *addr = pmd_chunk_enter(f->c);
+
+		if (!addr)
+			continue; /* cow_write() says so */
+		for (p = 0; p < PMD_CHUNK_PAGES; p++) {
+			for (s = 0; s < f->newslots; s++)
+				if (pmd_load(pmd_page_slot(addr, p, s)) != pre_fork(f, key, p, s))
+					break;
+			if (s < f->newslots)
+				pmd_count(w, M_BAD_SLOTS, pmd_verify_pages(w, f->c, addr, p, p + 1));
+		}
+		pmd_chunk_exit(f->c);
+	}
+}
+
 static void cow_write(struct pmd_worker *w, struct fork_worker *fw)
 {
 	const uint64_t key = w->si->arena->tag_key;
-	uint64_t t = pmd_now_ns(), f0 = minflt();
+	uint64_t t, f0;
 	unsigned i, p, s;
 
+	if (w->si->cfg->verify)
+		cow_check(w, fw);
+	t = pmd_now_ns();
+	f0 = minflt();
 	for (i = 0; i < fw->nfrozen; i++) {
 		struct frozen *f = &fw->frozen[i];
 		struct pmd_chunk *c = f->c;
@@ -904,12 +1044,26 @@ static void cow_write(struct pmd_worker *w, struct fork_worker *fw)
 		pmd_mask_clear_all(c->skipped);
 		pmd_mask_clear_all(c->zero_pages);
 		pmd_mask_clear_all(c->maybe_pages);
-		__atomic_and_fetch(&c->flags, ~(uint32_t)PMD_CF_DISTURBED, __ATOMIC_RELAXED);
 		pmd_chunk_log(c, pmd_now_ns(), PMD_OP_COW_WRITE, w->id, f->newslots);
 	}
 	fw->written = true;
 	pmd_count_faults(w, minflt() - f0);
 	pmd_latency(w, L_COW_WRITE, pmd_now_ns() - t);
+}
+
+/* The chunk a child record names, as a frozen chunk (the live one: its fields that matter). */
+static const struct frozen *rec_chunk(const struct fork_worker *fw, unsigned i, struct frozen *tmp)
+{
+	if (i != LIVE)
+		return i < fw->nfrozen ? &fw->frozen[i] : NULL;
+	if (!fw->live.c)
+		return NULL;
+	memset(tmp, 0, sizeof(*tmp));
+	tmp->c = fw->live.c;
+	tmp->lbase = fw->live.lbase;
+	tmp->gen = fw->live.gen;
+	tmp->domain = fw->live.domain;
+	return tmp;
 }
 
 static enum pmd_class child_class(const struct frozen *f, uint64_t key, const struct child_rec *rec)
@@ -948,10 +1102,22 @@ static const char *child_says(unsigned code)
 
 /* What the child saw, in words: the event's text. */
 static void child_text(const struct fork_worker *fw, const struct child_rec *rec,
-		       enum pmd_class cls, char *buf, size_t len)
+		       const struct frozen *f, enum pmd_class cls, char *buf, size_t len)
 {
-	const struct frozen *f = &fw->frozen[rec->frozen];
+	if (rec->code == CHILD_NOT_PREFIX && rec->frozen == LIVE) {
+		unsigned n = fw->live.nworkers ? fw->live.nworkers : 1;
 
+		snprintf(buf, len,
+			 "%s seen by the fork child: torn snapshot of a live round: it sees "
+			 "worker %u's store #%llu at chunk %u page %u slot %u but not its earlier "
+			 "store #%llu at page %u (%u earlier stores missing); expected %#llx, "
+			 "read %#llx",
+			 pmd_class_name(cls), rec->slot % n,
+			 (unsigned long long)rec->seq_seen, f->c->index, rec->page, rec->slot,
+			 (unsigned long long)rec->seq_missing, rec->other_page, rec->bad,
+			 (unsigned long long)rec->expected, (unsigned long long)rec->actual);
+		return;
+	}
 	if (rec->code == CHILD_NOT_PREFIX && rec->other_frozen < fw->nfrozen) {
 		snprintf(buf, len,
 			 "%s seen by the fork child: torn snapshot, not a point-in-time copy: it "
@@ -964,9 +1130,12 @@ static void child_text(const struct fork_worker *fw, const struct child_rec *rec
 		return;
 	}
 	snprintf(buf, len,
-		 "%s seen by the fork child at chunk %u page %u slot %u: %s; expected %#llx, "
+		 "%s seen by the fork child at chunk %u page %u slot %u%s: %s; expected %#llx, "
 		 "read %#llx (%u bad slots in the page)",
-		 pmd_class_name(cls), f->c->index, rec->page, rec->slot, child_says(rec->code),
+		 pmd_class_name(cls), f->c->index, rec->page, rec->slot,
+		 rec->frozen == LIVE ? " (a live round's)" : "",
+		 rec->frozen == LIVE && rec->code == CHILD_WRONG ?
+			 "a value the round does not write" : child_says(rec->code),
 		 (unsigned long long)rec->expected, (unsigned long long)rec->actual, rec->bad);
 }
 
@@ -981,13 +1150,21 @@ static void post_child(struct pmd_worker *w, struct fork_worker *fw)
 	for (i = 0; i < n; i++) {
 		const struct child_rec *rec = &r->rec[i];
 		const struct frozen *f;
+		struct frozen tmp;
 		struct pmd_event ev;
 		enum pmd_class cls;
 
-		if (rec->frozen >= fw->nfrozen || rec->page >= PMD_CHUNK_PAGES ||
-		    rec->slot >= PMD_PAGE_SLOTS)
+		f = rec_chunk(fw, rec->frozen, &tmp);
+		if (!f || rec->page >= PMD_CHUNK_PAGES || rec->slot >= PMD_PAGE_SLOTS)
 			continue;
-		f = &fw->frozen[rec->frozen];
+		/*
+		 * What both sides of the fork saw in a frozen page the parent has
+		 * reported; the writer's prefix check is not that (it is about
+		 * the snapshot, across pages).
+		 */
+		if (rec->frozen != LIVE && !writer_rec(rec->frozen, rec->slot, rec->code) &&
+		    pmd_mask_test(f->c->reported_pages, rec->page))
+			continue;
 		cls = child_class(f, key, rec);
 		memset(&ev, 0, sizeof(ev));
 		ev.kind = PMD_EV_CORRUPTION;
@@ -1001,7 +1178,7 @@ static void post_child(struct pmd_worker *w, struct fork_worker *fw)
 		ev.actual = rec->actual;
 		ev.bad_slots = rec->bad;
 		ev.thp = pmd_thp_probe(run, f->c, NULL);
-		child_text(fw, rec, cls, ev.text, sizeof(ev.text));
+		child_text(fw, rec, f, cls, ev.text, sizeof(ev.text));
 		pmd_event_post(run, &ev);
 		pmd_count(w, M_BAD_SLOTS, rec->bad);
 	}
@@ -1014,6 +1191,8 @@ static void post_child(struct pmd_worker *w, struct fork_worker *fw)
 static void post_child_signal(struct pmd_worker *w, struct fork_worker *fw, int sig)
 {
 	const struct child_result *r = fw->res;
+	const struct frozen *f;
+	struct frozen tmp;
 	struct pmd_event ev;
 
 	memset(&ev, 0, sizeof(ev));
@@ -1022,9 +1201,10 @@ static void post_child_signal(struct pmd_worker *w, struct fork_worker *fw, int 
 	ev.worker = (int)w->id;
 	ev.stressor = w->si->st->name;
 	ev.chunk = -1;
-	if (r->at_frozen < fw->nfrozen && r->at_page < PMD_CHUNK_PAGES) {
-		pmd_event_at_chunk(&ev, fw->frozen[r->at_frozen].c, r->at_page, 0);
-		ev.thp = pmd_thp_probe(w->si->run, fw->frozen[r->at_frozen].c, NULL);
+	f = rec_chunk(fw, r->at_frozen, &tmp);
+	if (f && r->at_page < PMD_CHUNK_PAGES) {
+		pmd_event_at_chunk(&ev, f->c, r->at_page, 0);
+		ev.thp = pmd_thp_probe(w->si->run, f->c, NULL);
 	}
 	snprintf(ev.text, sizeof(ev.text), "fork child died of %s in pass %u at chunk %d page %d",
 		 strsignal(sig), r->pass, ev.chunk, ev.page);
@@ -1094,7 +1274,7 @@ static int fork_once(struct pmd_worker *w, struct fork_priv *fp, struct fork_wor
 	uint64_t t0, t1, t2, s0 = 0, s1 = 0;
 	unsigned i;
 	int status = 0, rc, err, home;
-	bool quick; /* the child only exits */
+	bool quick, killed; /* quick: the child only exits */
 	pid_t pid;
 
 	if (children_check(fp)) {
@@ -1104,10 +1284,15 @@ static int fork_once(struct pmd_worker *w, struct fork_priv *fp, struct fork_wor
 			pmd_count(w, M_UNFROZEN, 1);
 		if (fw->leaked >= 0)
 			leak_make(w, fp, fw);
+		/* and the chunk a round is writing, held open across fork() */
+		fw->live.c = NULL;
+		if (pmd_rand_below(w, 100) < fp->o->race)
+			pmd_fork_live_take(w, &fw->live,
+					   (unsigned)pmd_rand_below(w, w->si->arena->nchunks));
 	}
 	pmd_fork_lock();
 	writer_open(w, fw);
-	quick = !fw->nfrozen && !fw->writing;
+	quick = !fw->nfrozen && !fw->writing && !fw->live.c;
 	if (fw->writing)
 		s0 = pmd_fork_writer_seq(&fw->wr);
 	/* the seed race's memcg way: no window while a fork and its rewrite charge */
@@ -1124,8 +1309,10 @@ static int fork_once(struct pmd_worker *w, struct fork_priv *fp, struct fork_wor
 		 * those few faults made pmdstress's fork/s 10-15% lower than the
 		 * bare loop's, whose child also only exits (bench/run.py forkexec).
 		 */
-		if (quick)
+		if (quick) {
+			pmd_pool_forget(); /* a syscall on nothing; src/pool.c says why */
 			_exit(0);
+		}
 		pmd_fork_child_init(fp->self);
 		pmd_memcg_fork_child(home);
 		child_altstack_off();
@@ -1144,6 +1331,10 @@ static int fork_once(struct pmd_worker *w, struct fork_priv *fp, struct fork_wor
 		if (pid > 0)
 			pmd_count(w, M_WR_DURING, s1 - s0);
 	}
+	if (fw->live.c && pid > 0)
+		pmd_chunk_log(fw->live.c, t1, PMD_OP_FORK, w->id, (uint32_t)pid);
+	/* the round may close now: the child has its copy */
+	pmd_fork_live_release(&fw->live, fw->res->live_raced);
 	if (pid < 0) {
 		pmd_memcg_charge_end(w->si->run);
 		thaw(w, fp, fw);
@@ -1169,12 +1360,15 @@ static int fork_once(struct pmd_worker *w, struct fork_priv *fp, struct fork_wor
 	 * a checking child short (pidfd_open, poll and close: three syscalls,
 	 * several microseconds a fork on this VM, where one costs about 1 us).
 	 */
-	rc = quick ? pmd_fork_reap(pid, &status) : pmd_fork_wait(w, pid, &status);
+	pmd_child_set(w, pid);
+	rc = quick ? pmd_fork_reap(pid, &status) : pmd_fork_wait(w, pid, &status, "fork child");
+	killed = rc == -EINTR || pmd_child_killed(w); /* by the run, not its death */
+	pmd_child_set(w, 0);
 	t2 = pmd_now_ns();
 	if (rc && rc != -EINTR)
 		pmd_worker_error(w, rc, "fork: waiting for child %d", (int)pid);
 	if (!rc || rc == -EINTR)
-		decode(w, fw, status, rc == -EINTR);
+		decode(w, fw, status, killed);
 	if (!rc) {
 		pmd_latency(w, L_REAP, t2 - t0);
 		pmd_count(w, M_OPS, 1);
@@ -1182,6 +1376,10 @@ static int fork_once(struct pmd_worker *w, struct fork_priv *fp, struct fork_wor
 		if (fw->nfrozen) {
 			pmd_count(w, M_CHECKED, 1);
 			pmd_count(w, M_FROZEN, fw->nfrozen);
+		}
+		if (fw->live.c) {
+			pmd_count(w, M_LIVE, 1);
+			pmd_count(w, M_LIVE_PAGES, PMD_CHUNK_PAGES);
 		}
 	}
 	thaw(w, fp, fw);

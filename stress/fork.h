@@ -78,11 +78,14 @@ void pmd_fork_unlock(void);
 
 /*
  * Wait for child @pid to exit and reap it. Returns 0 with the wait status in
- * *@status, -EINTR if the run stopped first (the child was then killed with
- * SIGKILL and reaped, *@status is its status), or -errno if waiting failed
- * (the child was killed and reaped if it could be).
+ * *@status; -EINTR if the run was aborted first, or stopped while the child
+ * still moved, or the child stayed still for --hang-timeout (a hang, said
+ * with the child's state and stack as @what, e.g. "fork child"): the child
+ * was then killed with SIGKILL and reaped, *@status is its status; or
+ * -errno if waiting failed (the child was killed and reaped if it could
+ * be). A still child is not cut short by the stop: it is judged.
  */
-int pmd_fork_wait(struct pmd_worker *w, pid_t pid, int *status);
+int pmd_fork_wait(struct pmd_worker *w, pid_t pid, int *status, const char *what);
 
 /*
  * waitpid() alone (over EINTR): for a child that exits at once, whose
@@ -110,8 +113,13 @@ bool pmd_fork_backoff(struct pmd_worker *w, int err, unsigned eagain_metric);
  */
 void pmd_fork_eagain_say(const struct pmd_sinst *si, unsigned eagain_metric);
 
-/* Wait until @fd is readable or hung up (1), or the run stops (0); -errno on failure. */
-int pmd_fork_wait_fd(struct pmd_worker *w, int fd);
+/*
+ * Wait until @fd is readable or hung up (1); the run is aborted, or stops
+ * while child @pid, which the wait is for, still moves (0: kill it); or the
+ * child stays still for --hang-timeout (-ETIMEDOUT: it is stuck;
+ * pmd_child_stuck() before killing it); -errno on failure.
+ */
+int pmd_fork_wait_fd(struct pmd_worker *w, int fd, pid_t pid);
 
 /*
  * Fill every idle chunk nobody has written yet, one stamp per 4 KiB page,

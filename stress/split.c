@@ -27,6 +27,18 @@
  *     place; after `away` another op moves it home again and puts the slot
  *     back (refilled with a placeholder).
  * Every unmap or move is done with the chunk retired (RCU grace period).
+ *
+ * With --split-race, a share of the ops goes to the chunk a fault round is
+ * writing right now instead (inside the round's bracket: it cannot close),
+ * so the split races the workers' faults on the same PMD: an mprotect hole
+ * is PROT_READ only where every worker has stored for the last time (the
+ * round's log says; elsewhere a store would fault), else
+ * PROT_READ|WRITE|EXEC (the same VMA and PMD split, a permission the
+ * stores do not need); a munmap hole is recorded as an UNMAP race, so the
+ * round's verifier wants zero from stores before it and stamps from stores
+ * after; mremap moves the chunk under the round, which goes on where it
+ * is now. After each op split checks what the log says is done is there
+ * ("live", "live_pages").
  * A hole starts at any page, or (align=range) at a multiple of its length,
  * so a 16-page hole covers a whole 64 KiB mTHP folio rather than a piece of
  * two; "aligned" counts the holes that did.
@@ -51,6 +63,7 @@ enum { ALIGN_PAGE, ALIGN_RANGE };
 
 struct split_opts {
 	uint64_t rate;
+	uint64_t race;
 	uint64_t weight[K_COUNT];
 	uint64_t pages;
 	unsigned align;
@@ -63,6 +76,9 @@ static const char *const aligns[] = { "page", "range", NULL };
 static const struct pmd_option split_options[] = {
 	{ "rate", PMD_OPT_UINT, O(rate), "100", 0, 1000000, NULL,
 	  "operations per second, all workers together (0: as fast as possible)" },
+	{ "race", PMD_OPT_UINT, O(race), "50", 0, 100, NULL,
+	  "percent of ops aimed at the chunk a fault round is writing right now (the others "
+	  "hold an idle chunk); an op that finds no such round falls back to an idle one" },
 	{ "mprotect", PMD_OPT_UINT, O(weight[K_MPROTECT]), "1", 0, 100, NULL,
 	  "weight of mprotect holes in the op mix" },
 	{ "munmap", PMD_OPT_UINT, O(weight[K_MUNMAP]), "1", 0, 100, NULL,
@@ -88,6 +104,8 @@ enum {
 	M_THP_MOVED,
 	M_BUSY,
 	M_ALIGNED,
+	M_LIVE,
+	M_LIVE_PAGES,
 	L_PROTECT,
 	L_UNPROTECT,
 	L_MUNMAP,
@@ -116,6 +134,12 @@ static const struct pmd_metric split_metrics[] = {
 		     "cannot move together", PMD_BETTER_NONE },
 	[M_ALIGNED] = { "aligned", PMD_METRIC_COUNT,
 			"holes that started at a multiple of their length", PMD_BETTER_NONE },
+	[M_LIVE] = { "live", PMD_METRIC_COUNT,
+		     "ops on a chunk while a fault round wrote it (also counted by kind)",
+		     PMD_BETTER_NONE },
+	[M_LIVE_PAGES] = { "live_pages", PMD_METRIC_COUNT,
+			   "pages of those chunks split checked while the round wrote them: every "
+			   "store its log says is done holds its stamp", PMD_BETTER_NONE },
 	[L_PROTECT] = { "protect_call", PMD_METRIC_LATENCY, "mprotect of the hole to PROT_READ" },
 	[L_UNPROTECT] = { "unprotect_call", PMD_METRIC_LATENCY, "mprotect of the hole back" },
 	[L_MUNMAP] = { "munmap_call", PMD_METRIC_LATENCY,
@@ -132,6 +156,7 @@ struct split_priv {
 	uint32_t *away;
 	uint64_t *since;
 	uint32_t no_dontunmap; /* atomic: MREMAP_DONTUNMAP refused once */
+	uint32_t no_exec;      /* atomic: PROT_EXEC on the arena refused once (an LSM's execmem) */
 };
 
 static char *home_of(const struct pmd_arena *a, const struct pmd_chunk *c)
@@ -329,6 +354,228 @@ static int op_munmap(struct pmd_worker *w)
 	return 0;
 }
 
+/* ---- on a live round ---------------------------------------------------------- */
+
+/*
+ * The chunk a fault round is writing right now, held open in the round's
+ * bracket (it cannot close under us) and with its log, which every live op
+ * needs; and, if @move, the right to retire it (pmd_chunk_move_begin()).
+ * NULL if there is none.
+ */
+static struct pmd_chunk *live_chunk(struct pmd_worker *w, bool move)
+{
+	struct pmd_arena *a = w->si->arena;
+	unsigned start = (unsigned)pmd_rand_below(w, a->nchunks), i;
+
+	for (i = 0; i < a->nchunks; i++) {
+		struct pmd_chunk *c = &a->chunks[(start + i) % a->nchunks];
+
+		if (pmd_chunk_state(c) != PMD_CHUNK_ROUND ||
+		    !__atomic_load_n(&c->log, __ATOMIC_ACQUIRE))
+			continue;
+		if (!pmd_chunk_disturb_begin(c))
+			continue;
+		/* inside the bracket the log is the round's for good: check it again */
+		if (__atomic_load_n(&c->log, __ATOMIC_ACQUIRE) &&
+		    (!move || pmd_chunk_move_begin(c)))
+			return c;
+		pmd_chunk_disturb_end(c);
+	}
+	return NULL;
+}
+
+/* Judge [lo, hi) of live @c as the round stands (verify.c), and count the pages. */
+static void verify_live(struct pmd_worker *w, struct pmd_chunk *c, unsigned lo, unsigned hi)
+{
+	unsigned pages = 0;
+	char *addr;
+
+	if (!w->si->cfg->verify)
+		return;
+	addr = pmd_chunk_enter(c);
+	if (!addr)
+		return;
+	pmd_verify_live(w, c, addr, lo, hi, &pages);
+	pmd_chunk_exit(c);
+	pmd_count(w, M_LIVE_PAGES, pages);
+}
+
+/* A hole of @n pages no worker of the round will store to again; false if none. */
+static bool done_hole(struct pmd_worker *w, const struct pmd_round_log *log, unsigned n,
+		      unsigned *lo)
+{
+	const struct split_opts *o = w->si->opts;
+	unsigned step = o->align == ALIGN_RANGE ? n : 1, slots = (PMD_CHUNK_PAGES - n) / step + 1;
+	unsigned start = (unsigned)pmd_rand_below(w, slots), i, p;
+
+	for (i = 0; i < slots; i++) {
+		*lo = (start + i) % slots * step;
+		for (p = *lo; p < *lo + n && pmd_round_page_done(log, p); p++)
+			;
+		if (p == *lo + n)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A hole in the chunk a round is writing gets a protection of its own: its
+ * VMA split, its huge PMD split, while the workers store to the rest of it
+ * (and to the hole). PROT_READ where every worker has stored to the hole's
+ * pages for the last time (the round's log), so that no store can fault on
+ * it, and the data must read right through it; elsewhere, which is nearly
+ * always (a page is done only once every worker passed it),
+ * PROT_READ|PROT_WRITE|PROT_EXEC: the same splits, under stores a
+ * permission they do not need cannot fault. Then read-write again (VMA
+ * merge), and what the log says is done must be there. In an RCU section
+ * throughout, so nobody moves the chunk meanwhile. 1 if done, 0 if no round
+ * was found, -errno if the hole stays read-only (the chunk is then out of
+ * the run: a store to it would fault).
+ */
+static int live_mprotect(struct pmd_worker *w)
+{
+	const struct split_opts *o = w->si->opts;
+	struct split_priv *sp = w->si->priv;
+	struct pmd_chunk *c = live_chunk(w, false);
+	enum pmd_thp_state before;
+	size_t len = (size_t)o->pages << PMD_PAGE_SHIFT;
+	unsigned lo, hi, pages = 0, tries;
+	bool ro;
+	char *addr, *hole;
+	uint64_t t;
+	int rc, prot = PROT_READ;
+
+	if (!c)
+		return 0;
+	ro = done_hole(w, __atomic_load_n(&c->log, __ATOMIC_ACQUIRE), (unsigned)o->pages, &lo);
+	if (!ro) {
+		lo = pick_hole(w);
+		prot = PROT_READ | PROT_WRITE | PROT_EXEC;
+	}
+	if ((!ro && __atomic_load_n(&sp->no_exec, __ATOMIC_RELAXED)) ||
+	    !(addr = pmd_chunk_enter(c))) {
+		pmd_chunk_disturb_end(c);
+		return 0;
+	}
+	hi = lo + (unsigned)o->pages;
+	hole = addr + ((size_t)lo << PMD_PAGE_SHIFT);
+	before = pmd_thp_probe(w->si->run, c, NULL);
+	t = pmd_now_ns();
+	rc = mprotect(hole, len, prot) ? -errno : 0;
+	pmd_latency(w, L_PROTECT, pmd_now_ns() - t);
+	if (rc == -EACCES && !ro) {
+		/* not allowed here (SELinux execmem, ...): the read-only holes go on */
+		__atomic_store_n(&sp->no_exec, 1, __ATOMIC_RELAXED);
+		pmd_chunk_exit(c);
+		pmd_chunk_disturb_end(c);
+		return 0;
+	}
+	pmd_chunk_log(c, t, ro ? PMD_OP_MPROTECT : PMD_OP_MPROTECT_EXEC, w->id,
+		      lo | (hi - lo) << 9);
+	if (!rc && ro && w->si->cfg->verify) {
+		pmd_verify_live(w, c, addr, lo, hi, &pages);
+		pmd_count(w, M_LIVE_PAGES, pages);
+	}
+	if (!rc)
+		count_split(w, before, c);
+	t = pmd_now_ns();
+	/* even after a failure: part of the range may have changed */
+	for (tries = 0; mprotect(hole, len, PROT_READ | PROT_WRITE) && tries < 3; tries++)
+		pmd_sleep(w, 1000000);
+	if (tries == 3) {
+		int err = -errno;
+
+		pmd_chunk_exit(c);
+		/* a read-only page in a chunk the storm writes: keep everyone out for good */
+		pmd_chunk_retire(c);
+		pmd_chunk_disturb_end(c);
+		pmd_worker_error(w, err, "split: mprotect of live chunk %u pages %u..%u back to "
+					 "read-write (chunk left retired)", c->index, lo, hi);
+		return err;
+	}
+	pmd_latency(w, L_UNPROTECT, pmd_now_ns() - t);
+	pmd_chunk_log(c, pmd_now_ns(), PMD_OP_MPROTECT_RW, w->id, lo | (hi - lo) << 9);
+	pmd_chunk_exit(c);
+	if (rc) {
+		pmd_worker_error(w, rc, "split: mprotect of live chunk %u pages %u..%u to %s",
+				 c->index, lo, hi, ro ? "read-only" : "read-write-exec");
+	} else {
+		count_hole(w, M_MPROTECT, lo);
+		pmd_count(w, M_LIVE, 1);
+		pmd_count(w, M_OPS, 1);
+	}
+	verify_live(w, c, 0, PMD_CHUNK_PAGES);
+	pmd_chunk_disturb_end(c);
+	return 1;
+}
+
+/*
+ * A hole unmapped and mapped fresh in the chunk a round is writing. The
+ * chunk is retired for it (workers inside finish first; those that come
+ * meanwhile skip the chunk this round), so every store to the hole ran
+ * before the unmap, and must be gone, or after the fresh mapping, and must
+ * stay: an UNMAP race record from the moment the workers are out to the
+ * moment they may come back tells the round's verifier which. 1 if done,
+ * 0 if no round was found, -errno if the chunk is left retired.
+ */
+static int live_munmap(struct pmd_worker *w)
+{
+	const struct split_opts *o = w->si->opts;
+	struct pmd_chunk *c = live_chunk(w, true);
+	unsigned lo = pick_hole(w), hi = lo + (unsigned)o->pages;
+	size_t len = (size_t)o->pages << PMD_PAGE_SHIFT;
+	enum pmd_thp_state before;
+	struct pmd_chunk_race *r;
+	char *addr, *hole;
+	uint64_t t;
+	int rc, advice_err = 0;
+
+	if (!c)
+		return 0;
+	r = pmd_chunk_race_add(c, PMD_RACE_UNMAP, lo, hi);
+	if (!r) {
+		pmd_chunk_move_end(c);
+		pmd_chunk_disturb_end(c);
+		return 0;
+	}
+	before = pmd_thp_probe(w->si->run, c, NULL);
+	addr = addr_of(c);
+	hole = addr + ((size_t)lo << PMD_PAGE_SHIFT);
+	pmd_chunk_retire(c);
+	r->t_begin = pmd_now_ns(); /* every store to the hole so far is done */
+	t = r->t_begin;
+	rc = pmd_arena_placeholder(hole, len);
+	pmd_latency(w, L_MUNMAP, pmd_now_ns() - t);
+	pmd_chunk_log(c, t, PMD_OP_MUNMAP_SUB, w->id, lo | (hi - lo) << 9);
+	if (!rc) {
+		t = pmd_now_ns();
+		rc = pmd_arena_map_fresh(w->si->arena, hole, len, &advice_err);
+		pmd_latency(w, L_MMAP, pmd_now_ns() - t);
+	}
+	if (rc) {
+		r->t_end = pmd_now_ns();
+		pmd_chunk_move_end(c);
+		pmd_chunk_disturb_end(c);
+		pmd_worker_error(w, rc, "split: unmapping and mapping live chunk %u pages %u..%u "
+					"(chunk left retired)", c->index, lo, hi);
+		return rc;
+	}
+	r->t_end = pmd_now_ns(); /* every store to the hole from now on must stay */
+	pmd_chunk_revive(c, addr);
+	pmd_chunk_move_end(c);
+	if (advice_err)
+		pmd_worker_error(w, advice_err, "split: THP advice or memory policy on live chunk "
+						"%u pages %u..%u", c->index, lo, hi);
+	count_split(w, before, c);
+	count_hole(w, M_MUNMAP, lo);
+	pmd_count(w, M_LIVE, 1);
+	pmd_count(w, M_OPS, 1);
+	/* the hole is the round's verifier's to judge; the rest must hold what is done */
+	verify_live(w, c, 0, PMD_CHUNK_PAGES);
+	pmd_chunk_disturb_end(c);
+	return 1;
+}
+
 /* ---- mremap: away to a spare slot and home again ------------------------------ */
 
 /*
@@ -337,7 +584,7 @@ static int op_munmap(struct pmd_worker *w)
  * placeholder replaces it, so it is never a hole; older kernels, or a
  * mapping it refuses, get a plain move and a hole for a moment.
  */
-static int move_chunk(struct split_priv *sp, char *from, char *to)
+static int move_chunk(struct pmd_arena *a, struct split_priv *sp, char *from, char *to)
 {
 	int flags = MREMAP_MAYMOVE | MREMAP_FIXED;
 
@@ -348,6 +595,7 @@ static int move_chunk(struct split_priv *sp, char *from, char *to)
 		if (errno != EINVAL)
 			return -errno;
 		__atomic_store_n(&sp->no_dontunmap, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&a->holes, 1, __ATOMIC_RELEASE); /* the plain move leaves one */
 	}
 	return mremap(from, PMD_CHUNK_SIZE, PMD_CHUNK_SIZE, flags, to) == MAP_FAILED ? -errno : 0;
 }
@@ -433,7 +681,7 @@ static int move_away(struct pmd_worker *w)
 	home = home_of(a, c);
 	pmd_chunk_retire(c);
 	t = pmd_now_ns();
-	rc = move_chunk(sp, home, slot);
+	rc = move_chunk(a, sp, home, slot);
 	if (rc) {
 		rc = failed_move(w, c, home, slot, rc);
 		if (rc)
@@ -474,7 +722,7 @@ static int move_home(struct pmd_worker *w, struct pmd_chunk *c, unsigned i)
 
 	pmd_chunk_retire(c);
 	t = pmd_now_ns();
-	rc = move_chunk(sp, slot, home);
+	rc = move_chunk(a, sp, slot, home);
 	if (rc) {
 		rc = failed_move(w, c, slot, home, rc);
 		if (!rc)
@@ -519,6 +767,86 @@ static bool home_slot(struct pmd_worker *w, unsigned i, bool polite, int *rc)
 	return true;
 }
 
+/*
+ * Move the chunk a round is writing, huge PMD and all, to a spare slot, or
+ * home if it is away: retired for the move (workers that come meanwhile
+ * skip it this round), then the round goes on at its new place; the round's
+ * verifier finds it there. Nothing may change: everything the log says is
+ * done must have moved with it. 1 if done, 0 if nothing to move, -errno if
+ * a failed move left the chunk torn (retired for good).
+ */
+static int live_mremap(struct pmd_worker *w)
+{
+	const struct split_opts *o = w->si->opts;
+	struct pmd_arena *a = w->si->arena;
+	struct split_priv *sp = w->si->priv;
+	struct pmd_chunk *c = live_chunk(w, true);
+	enum pmd_thp_state before;
+	char *from, *to, *slot = NULL;
+	bool home;
+	uint64_t t;
+	int rc;
+
+	if (!c)
+		return 0;
+	from = addr_of(c);
+	home = from != home_of(a, c);
+	/* a chunk away stays there --split-away long, live or not: nothing to move yet */
+	if (home &&
+	    pmd_now_ns() - __atomic_load_n(&sp->since[slot_index(a, from)], __ATOMIC_RELAXED) <
+		o->away_ns) {
+		pmd_chunk_move_end(c);
+		pmd_chunk_disturb_end(c);
+		return 0;
+	}
+	if (!home && !(slot = pmd_arena_spare_get(a))) {
+		pmd_count(w, M_BUSY, 1);
+		pmd_chunk_move_end(c);
+		pmd_chunk_disturb_end(c);
+		return 0;
+	}
+	to = home ? home_of(a, c) : slot;
+	before = pmd_thp_probe(w->si->run, c, NULL);
+	pmd_chunk_retire(c);
+	t = pmd_now_ns();
+	rc = move_chunk(a, sp, from, to);
+	if (rc) {
+		rc = failed_move(w, c, from, to, rc);
+		if (!rc && slot)
+			pmd_arena_spare_put(a, slot);
+		pmd_chunk_move_end(c);
+		pmd_chunk_disturb_end(c);
+		return rc ? rc : 0;
+	}
+	pmd_latency(w, home ? L_BACK : L_MREMAP, pmd_now_ns() - t);
+	fill_left(w, c, from);
+	pmd_chunk_revive(c, to);
+	if (home) {
+		unsigned i = slot_index(a, from);
+
+		pmd_chunk_log(c, t, PMD_OP_MREMAP_BACK, w->id, i + 1);
+		__atomic_store_n(&sp->away[i], 0, __ATOMIC_RELAXED);
+		pmd_arena_spare_put(a, from);
+		pmd_count(w, M_BACK, 1);
+	} else {
+		unsigned i = slot_index(a, slot);
+
+		pmd_chunk_log(c, t, PMD_OP_MREMAP, w->id, i + 1);
+		if (before == PMD_THPS_THP && pmd_thp_probe(w->si->run, c, NULL) == PMD_THPS_THP)
+			pmd_count(w, M_THP_MOVED, 1);
+		__atomic_store_n(&sp->since[i], pmd_now_ns(), __ATOMIC_RELAXED);
+		__atomic_store_n(&sp->away[i], c->index + 1, __ATOMIC_RELEASE);
+		pmd_count(w, M_MREMAP, 1);
+	}
+	pmd_chunk_move_end(c);
+	pmd_count(w, M_LIVE, 1);
+	pmd_count(w, M_OPS, 1);
+	/* the data followed the move */
+	verify_live(w, c, 0, PMD_CHUNK_PAGES);
+	pmd_chunk_disturb_end(c);
+	return 1;
+}
+
 static int op_mremap(struct pmd_worker *w)
 {
 	const struct split_opts *o = w->si->opts;
@@ -553,17 +881,20 @@ static int split_run(struct pmd_worker *w)
 	int rc = 0;
 
 	do {
-		switch (pick_kind(w)) {
-		case K_MPROTECT:
-			rc = op_mprotect(w);
-			break;
-		case K_MUNMAP:
-			rc = op_munmap(w);
-			break;
-		default:
-			rc = op_mremap(w);
-			break;
-		}
+		unsigned k = pick_kind(w);
+
+		/* a live op first, if asked: 1 done, 0 none found (then on an idle chunk) */
+		rc = 0;
+		if (pmd_rand_below(w, 100) < o->race)
+			rc = k == K_MPROTECT ? live_mprotect(w) :
+			     k == K_MUNMAP   ? live_munmap(w) :
+					       live_mremap(w);
+		if (!rc)
+			rc = k == K_MPROTECT ? op_mprotect(w) :
+			     k == K_MUNMAP   ? op_munmap(w) :
+					       op_mremap(w);
+		else if (rc > 0)
+			rc = 0;
 		pmd_beat(w);
 	} while (!rc && pmd_pace(w, &next, o->rate));
 	/* an error was reported where it happened; stop this worker, not the run */

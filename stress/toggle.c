@@ -96,7 +96,8 @@ static const struct pmd_metric toggle_metrics[] = {
 	[M_SAMPLES] = { "vma_samples", PMD_METRIC_COUNT, "calls sampled for VMA counts",
 			PMD_BETTER_NONE },
 	[M_ENOMEM] = { "enomem", PMD_METRIC_COUNT,
-		       "calls that met a hole a partner left open for a moment (ENOMEM)",
+		       "calls that met a hole a partner left open for a moment, or a seed "
+		       "round's memcg window (ENOMEM)",
 		       PMD_BETTER_NONE },
 	[L_CHUNK] = { "chunk_call", PMD_METRIC_LATENCY, "one madvise of an exact 2 MiB chunk" },
 	[L_UNALIGNED] = { "unaligned_call", PMD_METRIC_LATENCY, "one madvise of an unaligned range" },
@@ -204,13 +205,29 @@ static int advise(struct pmd_worker *w, const struct toggle_state *st, bool huge
 	int rc = madvise(addr, len, huge ? MADV_HUGEPAGE : MADV_NOHUGEPAGE) ? -errno : 0;
 
 	pmd_latency(w, st->chunk ? L_CHUNK : L_UNALIGNED, pmd_now_ns() - t);
-	if (rc == -ENOMEM) {
-		/* a partner's munmap hole, open between two of its calls */
+	/*
+	 * ENOMEM is a hole in the range only where a partner can leave one
+	 * (split's plain mremap: arena.h, holes); anywhere else the range is
+	 * mapped whole, and an ENOMEM is a VMA split that failed: a limit the
+	 * run names (the VMA count, the memory cgroup), or the kernel's error,
+	 * unless the seed race's memcg way had its own limit set meanwhile.
+	 */
+	if (rc == -ENOMEM &&
+	    (__atomic_load_n(&w->si->arena->holes, __ATOMIC_ACQUIRE) || pmd_enomem_own(w, rc))) {
 		pmd_count(w, M_ENOMEM, 1);
 		rc = 0;
 	}
-	if (rc)
-		return rc;
+	if (rc) {
+		if (st->chunk)
+			pmd_worker_error(w, rc, "toggle: madvise(%s) of chunk %u",
+					 huge ? "MADV_HUGEPAGE" : "MADV_NOHUGEPAGE", st->chunk->index);
+		else
+			pmd_worker_error(w, rc, "toggle: madvise(%s) of %p+%#zx (chunks %zu..%zu)",
+					 huge ? "MADV_HUGEPAGE" : "MADV_NOHUGEPAGE", (void *)addr, len,
+					 (size_t)(addr - w->si->arena->base) / PMD_CHUNK_SIZE,
+					 (size_t)(addr + len - 1 - w->si->arena->base) / PMD_CHUNK_SIZE);
+		return -ECANCELED; /* said */
+	}
 	pmd_count(w, M_OPS, 1);
 	pmd_count(w, huge ? M_HUGE : M_NOHUGE, 1);
 	if (st->chunk) {
@@ -226,8 +243,11 @@ static int flip_thp_disable(struct pmd_worker *w, struct toggle_state *st)
 {
 	uint64_t t = pmd_now_ns();
 
-	if (prctl(PR_SET_THP_DISABLE, st->thp_off ? 0 : 1, 0, 0, 0))
-		return -errno;
+	if (prctl(PR_SET_THP_DISABLE, st->thp_off ? 0 : 1, 0, 0, 0)) {
+		pmd_worker_error(w, -errno, "toggle: prctl(PR_SET_THP_DISABLE, %d)",
+				 st->thp_off ? 0 : 1);
+		return -ECANCELED; /* said */
+	}
 	pmd_latency(w, L_PRCTL, pmd_now_ns() - t);
 	st->thp_off = !st->thp_off;
 	pmd_count(w, M_OPS, 1);
@@ -304,9 +324,7 @@ static int toggle_run(struct pmd_worker *w)
 	/* leave the arena with the run's advice */
 	if (!rc && st.pending)
 		rc = advise(w, &st, run_is_huge(w->si->arena));
-	if (rc)
-		pmd_worker_error(w, rc, "toggle: madvise or prctl failed");
-	return 0;
+	return 0; /* an error was said where it happened */
 }
 
 static const char *toggle_supported(struct pmd_sinst *si)

@@ -15,15 +15,21 @@
  *
  * Two ways of hitting chunks:
  *   - racing: MADV_DONTNEED / MADV_FREE of a chunk a fault round is
- *     writing right now, inside pmd_chunk_disturb_begin/end, so that
- *     round's verifier accepts zero (never anything else) in any slot;
- *     MADV_COLD / MADV_PAGEOUT change no contents and just hit round chunks;
+ *     writing right now, recorded with its pages and time (a race record,
+ *     arena.h), so that round's verifier judges each slot of those pages by
+ *     when it was stored: before a MADV_DONTNEED it must read zero, after
+ *     either its stamp (a write after MADV_FREE must be kept), overlapping
+ *     the call zero or its stamp, never anything else; every other page
+ *     must hold its stamps. MADV_DONTNEED of shmem (--shared) drops only
+ *     the mapping: the round's stamps must all stay. MADV_COLD /
+ *     MADV_PAGEOUT change no contents and just hit round chunks;
  *   - holding: claim an idle chunk, verify it (which also leaves its
  *     translations in this CPU's TLB), operate, record what each page must
  *     now hold, verify the whole chunk at once, release. After MADV_DONTNEED
  *     the pages must read zero (MAP_PRIVATE; on MAP_SHARED the shmem pages
- *     survive the zap and must read as before), after MADV_FREE they may
- *     read zero or their data, after MADV_COLD / MADV_PAGEOUT their data
+ *     survive the zap and must read as before), after MADV_FREE each page
+ *     holds its data or, dropped whole, all zero (until a store makes it
+ *     dirty again), after MADV_COLD / MADV_PAGEOUT their data
  *     (without swap nothing but MADV_FREE'd pages can be dropped, with swap
  *     they come back), after a remap they must read zero. The storm
  *     verifies the chunk again before its next round.
@@ -32,9 +38,10 @@
  *
  * How to tell it fired: "raced" counts zaps that landed inside a round; a
  * subrange zap of a THP raises thp_split_pmd; a kernel that gets it wrong
- * shows LOST_WRITE (a write lost to a racing or finished zap outside the
- * range), NONZERO_AFTER_ZAP or STALE (data surviving a zap), or a
- * "bad pmd" / "BUG: Bad page map" splat.
+ * shows LOST_WRITE (a write lost to a racing zap outside its range, or
+ * made after a racing MADV_DONTNEED or MADV_FREE returned, or lost to a
+ * finished zap), NONZERO_AFTER_ZAP or STALE (data surviving a zap, racing
+ * or not), or a "bad pmd" / "BUG: Bad page map" splat.
  */
 #include <pmdstress/stressor.h>
 
@@ -296,46 +303,71 @@ static void count_op(struct pmd_worker *w, unsigned k, struct zrange r, uint64_t
 /* ---- racing a round -------------------------------------------------------- */
 
 /*
- * Hit a chunk some fault group is writing. Zeroing kinds go through the
- * disturb protocol (the round then accepts zero anywhere); COLD/PAGEOUT
- * change nothing and need no protocol. False if no round was found.
+ * What @k does to the pages of a round it races, as a race record kind:
+ * MADV_DONTNEED of private memory and MADV_FREE may take stores (the
+ * verifier judges each slot by when it was stored); MADV_DONTNEED of shmem
+ * drops only the mapping, and COLD/PAGEOUT change nothing: the round's
+ * stamps must all be there.
+ */
+static enum pmd_chunk_race_kind race_kind(const struct pmd_arena *a, unsigned k)
+{
+	if (k == K_DONTNEED && !a->shared)
+		return PMD_RACE_DONTNEED;
+	if (k == K_FREE)
+		return PMD_RACE_FREE;
+	return PMD_RACE_NONE;
+}
+
+/*
+ * Hit a chunk some fault group is writing, inside the round's bracket, so
+ * it cannot close under us. An op that may zero pages records the pages
+ * and its time (pmd_chunk_race_begin), so the round's verifier accepts
+ * zero only in those pages, only from stores that did not follow it.
+ * COLD/PAGEOUT need no bracket. Every op runs in an RCU section: split
+ * moves or unmaps part of a live round's chunk only once it is retired
+ * and a grace period passed, so an op that read the chunk's address has
+ * hit the chunk there, not the placeholder left behind. False if no round
+ * was found.
  */
 static bool race_round(struct pmd_worker *w, unsigned k, struct zrange r)
 {
 	struct pmd_arena *a = w->si->arena;
-	bool zeroing = k == K_DONTNEED || k == K_FREE;
+	enum pmd_chunk_race_kind kind = race_kind(a, k);
+	bool bracket = k == K_DONTNEED || k == K_FREE;
 	unsigned start = (unsigned)pmd_rand_below(w, a->nchunks), i;
 
 	for (i = 0; i < a->nchunks; i++) {
 		struct pmd_chunk *c = &a->chunks[(start + i) % a->nchunks];
+		struct pmd_chunk_race *rec = NULL;
 		uint64_t t;
 		char *addr;
 		int rc;
 
-		if (pmd_chunk_state(c) != PMD_CHUNK_ROUND)
+		if (pmd_chunk_state(c) != PMD_CHUNK_ROUND || !(addr = pmd_chunk_enter(c)))
 			continue;
-		if (zeroing && !pmd_chunk_disturb_begin(c))
+		if ((kind != PMD_RACE_NONE && !(rec = pmd_chunk_race_begin(c, kind, r.lo, r.hi))) ||
+		    (kind == PMD_RACE_NONE && bracket && !pmd_chunk_disturb_begin(c))) {
+			pmd_chunk_exit(c);
 			continue;
-		/*
-		 * While disturbing, the round cannot close, so the chunk can
-		 * neither be reset nor handed to a partner that moves it. A
-		 * COLD/PAGEOUT that races the round's end may meet a moved chunk's
-		 * placeholder: harmless, and then it did not count.
-		 */
-		addr = (char *)__atomic_load_n(&c->addr, __ATOMIC_ACQUIRE) +
-		       ((size_t)r.lo << PMD_PAGE_SHIFT);
+		}
+		addr += (size_t)r.lo << PMD_PAGE_SHIFT;
 		t = pmd_now_ns();
 		rc = madvise(addr, (size_t)(r.hi - r.lo) << PMD_PAGE_SHIFT, kinds[k].advice);
 		rc = rc ? -errno : 0;
 		t = pmd_now_ns() - t;
-		if (zeroing)
+		pmd_chunk_exit(c);
+		/* in the ring before the round can close: its verify shows the op */
+		if (!rc)
+			pmd_chunk_log(c, pmd_now_ns(), kinds[k].op_raced, w->id, range_arg(r));
+		if (rec)
+			pmd_chunk_race_end(c, rec);
+		else if (bracket)
 			pmd_chunk_disturb_end(c);
-		if (rc && zeroing)
+		if (rc && bracket)
 			pmd_worker_error(w, rc, "zap: %s of chunk %u pages %u..%u during a round",
 					 kinds[k].name, c->index, r.lo, r.hi);
 		if (rc)
 			return false;
-		pmd_chunk_log(c, pmd_now_ns(), kinds[k].op_raced, w->id, range_arg(r));
 		count_op(w, k, r, t);
 		pmd_count(w, M_RACED, 1);
 		return true;

@@ -45,11 +45,65 @@ enum pmd_chunk_state {
 #define PMD_CHUNK_STATE_MASK 0xffu
 #define PMD_CHUNK_RETIRED 0x100u /* flag: nobody may enter */
 
-/* Flags in pmd_chunk.flags, set by partners racing a round they do not own. */
+/* Flags in pmd_chunk.flags. */
 enum pmd_chunk_flags {
-	PMD_CF_DISTURBED = 1u << 0, /* a zap raced the round: any slot may read zero */
-	PMD_CF_REPORTED = 1u << 1,  /* found bad and reported: not verified again until reset */
-	PMD_CF_CLOSING = 1u << 2,   /* the round's owner is about to verify: no new disturbers */
+	PMD_CF_REPORTED = 1u << 1, /* a page was found bad (reported_pages says which) */
+	PMD_CF_CLOSING = 1u << 2,  /* the round's owner is about to verify: no new disturbers */
+	PMD_CF_MOVING = 1u << 3,   /* a partner unmaps or moves part of a live round's chunk */
+};
+
+/*
+ * A partner's operation that may change what a live round's pages hold:
+ * which pages, when (run clock, read before the syscall and after it), and
+ * what it does to a slot stored before or after it. The round's verifier
+ * judges each slot of those pages by when its store ran (pmd_round_log)
+ * and accepts zero only where the operation allows it:
+ *   DONTNEED (private memory): a slot stored before it reads zero, a slot
+ *     stored after it its stamp (MADV_DONTNEED on shmem drops only the
+ *     mapping and is no race: the pages keep their data);
+ *   FREE: stored before it, zero (the kernel dropped the clean page) or the
+ *     stamp; stored after it, the stamp (a written page must be kept);
+ *   UNMAP: the range replaced by fresh memory with the chunk retired, so no
+ *     store runs during it: before, zero; after, the stamp.
+ * A store whose time overlaps the operation's may read either.
+ */
+enum pmd_chunk_race_kind {
+	PMD_RACE_NONE = 0,
+	PMD_RACE_DONTNEED,
+	PMD_RACE_FREE,
+	PMD_RACE_UNMAP,
+};
+#define PMD_RACES 8 /* records per round; a partner finding them used skips its race */
+
+struct pmd_chunk_race {
+	uint64_t t_begin, t_end; /* run clock before and after the operation */
+	uint16_t lo, hi;	 /* pages [lo, hi) */
+	uint32_t kind;		 /* enum pmd_chunk_race_kind */
+};
+
+/*
+ * How a fault round writes a chunk, and when: what the verifier needs to
+ * judge a slot a partner raced, what split needs to know which pages no
+ * worker will store to again, and what a fork child needs to check that it
+ * sees a prefix of each worker's stores. Worker i's slot in pass k is
+ * i + k * nworkers; from page first + s_i (s_i = 0, or i % win in a seed
+ * round: own_first) it visits the window of win pages (mod 512) step[i]
+ * pages at a time (a step prime to win), every pass in the same order, so
+ * its n-th store (from 0, over all passes) goes to page
+ * first + (s_i + (n % win) * step[i]) % win. mark[i * PMD_ROUND_MARKS + j] is the
+ * run clock read after its store j * per - 1 and before its store j * per
+ * (j = 0: before the first; the last: after the last); 0 until reached.
+ * The round's owner fills the shape before the round opens; each worker
+ * publishes its step, then its marks (release).
+ */
+#define PMD_ROUND_MARKS 17
+
+struct pmd_round_log {
+	uint32_t first, win, nworkers, passes, per;
+	bool own_first; /* worker i's first store is to page first + i % win (seed rounds) */
+	uint32_t *step; /* [nworkers] */
+	uint32_t *inv;	/* [nworkers]: step's inverse mod win (published with step) */
+	uint64_t *mark; /* [nworkers * PMD_ROUND_MARKS] */
 };
 
 /* Operations recorded in a chunk's ring (forensics). Keep names in arena.c. */
@@ -81,6 +135,7 @@ enum pmd_op {
 	PMD_OP_COW_WRITE, /* the parent rewrote a frozen chunk after fork (arg: slots per page) */
 	PMD_OP_MIGRATE_PAGES, /* move_pages of some of the chunk's pages (arg: target node) */
 	PMD_OP_MBIND_MOVE,    /* mbind MPOL_MF_MOVE of the chunk's range (arg: target node) */
+	PMD_OP_MPROTECT_EXEC, /* a hole of a live round made PROT_READ|WRITE|EXEC (arg: range) */
 	PMD_OP_COUNT,
 };
 
@@ -100,8 +155,14 @@ struct pmd_chunk {
 	uint32_t domain;		      /* stamp domain the slots were written in */
 	uint64_t skipped[PMD_MASK_WORDS];     /* slot s was not written (atomic bits) */
 	uint64_t zero_pages[PMD_MASK_WORDS];  /* page p must read all zero */
-	uint64_t maybe_pages[PMD_MASK_WORDS]; /* page p may read zero (MADV_FREE) */
-	uint32_t disturbers;		      /* atomic: partners inside a racing zap */
+	uint64_t maybe_pages[PMD_MASK_WORDS]; /* page p may read all zero (MADV_FREE'd, clean) */
+	uint64_t reported_pages[PMD_MASK_WORDS]; /* page p was reported bad: not judged again */
+	uint32_t disturbers;		      /* atomic: partners inside a racing operation */
+	/* What partners did to the live round; cleared when its expectations are reset. */
+	uint32_t nraces;		       /* atomic: records claimed (may pass PMD_RACES) */
+	uint64_t race_pages[PMD_MASK_WORDS];   /* page p was raced: judged by race[] */
+	struct pmd_chunk_race race[PMD_RACES];
+	struct pmd_round_log *log; /* the live round's, or NULL; atomic */
 	uint32_t ring_head;		      /* atomic */
 	struct pmd_ring_entry ring[PMD_RING_LEN];
 } __attribute__((aligned(64)));
@@ -137,6 +198,13 @@ struct pmd_arena {
 	struct pmd_mempolicy mpol;
 	struct pmd_chunk *chunks;
 	bool unmapped; /* pmd_arena_unmap() ran: base and size are only a record now */
+	/*
+	 * Atomic: a range of the arena can be unmapped for a moment (split's
+	 * plain mremap, where MREMAP_DONTUNMAP is refused), so a call over it
+	 * may meet a hole (madvise's ENOMEM). Until then there are none: every
+	 * remap is a MAP_FIXED or mremap over a placeholder.
+	 */
+	uint32_t holes;
 };
 
 /* ---- memory accesses: always relaxed atomics ---------------------------- */
@@ -192,14 +260,83 @@ void pmd_chunk_revive(struct pmd_chunk *c, char *addr);
 bool pmd_chunk_retired(const struct pmd_chunk *c);
 
 /*
- * Racing a round you do not own with an operation that may zero pages
- * (MADV_DONTNEED, MADV_FREE of a chunk a fault round is writing): bracket
- * it with these. begin() returns false (do not operate) unless the chunk
- * is in a round that is not yet closing; while true, the round's owner
- * will not verify, and the verifier accepts zeros for the whole round.
+ * Acting on a chunk a fault round is writing, which you do not own: bracket
+ * the operation with these. begin() returns false (do not operate) unless
+ * the chunk is in a round that is not yet closing; while it is true the
+ * round cannot close, so its owner will neither verify nor reset it, and
+ * its log stays valid. An operation that leaves the contents as they were
+ * (MADV_DONTNEED of shmem, mprotect, mremap, fork) needs nothing more.
  */
 bool pmd_chunk_disturb_begin(struct pmd_chunk *c);
 void pmd_chunk_disturb_end(struct pmd_chunk *c);
+/*
+ * One that may zero pages [lo, hi) (enum pmd_chunk_race_kind): race_begin() does
+ * disturb_begin(), claims a record and marks the pages raced, then reads
+ * the clock; call the syscall right after it. NULL: do not operate (not in
+ * an open round, or its records are used up). race_end() reads the clock
+ * and ends the bracket.
+ */
+struct pmd_chunk_race *pmd_chunk_race_begin(struct pmd_chunk *c, enum pmd_chunk_race_kind kind,
+					    unsigned lo, unsigned hi);
+/*
+ * The record alone, for a caller inside its bracket already: the record is
+ * the caller's to adjust (t_begin, t_end) until its disturb_end().
+ */
+struct pmd_chunk_race *pmd_chunk_race_add(struct pmd_chunk *c, enum pmd_chunk_race_kind kind,
+					  unsigned lo, unsigned hi);
+void pmd_chunk_race_end(struct pmd_chunk *c, struct pmd_chunk_race *r);
+/*
+ * The same, with the times the caller read itself: an operation that
+ * keeps the workers out first (retire) sets r->t_begin once they are out,
+ * and ends at @t_end, read before it lets them in again.
+ */
+void pmd_chunk_race_end_at(struct pmd_chunk *c, struct pmd_chunk_race *r, uint64_t t_end);
+/*
+ * A live round's chunk has no owner a partner could hold it from: whoever
+ * retires it to unmap or move part of it (inside its bracket) takes this
+ * first, so two never do at once. false: someone else is; skip.
+ */
+bool pmd_chunk_move_begin(struct pmd_chunk *c);
+void pmd_chunk_move_end(struct pmd_chunk *c);
+/* Forget the round's races and log (its expectations were reset or settled). */
+void pmd_chunk_races_clear(struct pmd_chunk *c);
+/* A worker's place in the round log while it stores: see pmd_round_log_start(). */
+struct pmd_round_clock {
+	uint64_t *mark; /* the worker's marks; NULL: nothing is logged */
+	uint32_t per, left, j;
+};
+
+/*
+ * Worker @wk of the round logged in @log (NULL: none) begins its stores at
+ * @t0 with @step: publishes step, its inverse and the first mark, and sets
+ * up @k for pmd_round_clock_tick() after every store and
+ * pmd_round_clock_end() after the last.
+ */
+void pmd_round_log_start(struct pmd_round_log *log, unsigned wk, unsigned step, uint64_t t0,
+			 struct pmd_round_clock *k);
+void pmd_round_clock_mark(struct pmd_round_clock *k);
+void pmd_round_clock_end(struct pmd_round_clock *k);
+
+static inline void pmd_round_clock_tick(struct pmd_round_clock *k)
+{
+	if (k->mark && !--k->left)
+		pmd_round_clock_mark(k);
+}
+
+/*
+ * When worker @wk's store to page @p in pass @pass ran, as an interval of
+ * the run clock [*lo, *hi]; false if the log cannot tell (the page is
+ * outside the window, the worker has not begun or not finished that
+ * store's block). done: the store is behind the worker for good.
+ */
+bool pmd_round_store_time(const struct pmd_round_log *log, unsigned wk, unsigned pass,
+			  unsigned p, uint64_t *lo, uint64_t *hi);
+/* Worker @wk's store to page @p in pass @pass is behind it for good (false: to come, unknown). */
+bool pmd_round_store_done(const struct pmd_round_log *log, unsigned wk, unsigned pass, unsigned p);
+/* No worker of the round will store to page @p again (every last-pass store to it is done). */
+bool pmd_round_page_done(const struct pmd_round_log *log, unsigned p);
+/* The index (from 0, over all passes) of worker @wk's store to page @p in pass @pass; -1: none. */
+long pmd_round_store_index(const struct pmd_round_log *log, unsigned wk, unsigned pass, unsigned p);
 /* The round owner, before verifying: refuse new disturbers, wait for the rest. */
 void pmd_chunk_close_round(struct pmd_chunk *c);
 /* The round owner, once the chunk is reset and the round may be raced. */
@@ -225,6 +362,11 @@ const char *pmd_op_name(unsigned op);
 static inline void pmd_mask_set(uint64_t *mask, unsigned bit)
 {
 	__atomic_fetch_or(&mask[bit / 64], 1ull << (bit % 64), __ATOMIC_RELAXED);
+}
+
+static inline void pmd_mask_clear(uint64_t *mask, unsigned bit)
+{
+	__atomic_fetch_and(&mask[bit / 64], ~(1ull << (bit % 64)), __ATOMIC_RELAXED);
 }
 
 static inline bool pmd_mask_test(const uint64_t *mask, unsigned bit)

@@ -30,6 +30,9 @@ void pmd_pool_free(void *p, size_t len);
  */
 void *pmd_pool_realloc(void *p, size_t oldlen, size_t newlen);
 
+/* In a fork child only: unmap the pool's ranges, which the child never got. */
+void pmd_pool_forget(void);
+
 /* Mappings the pool holds (for tests). */
 unsigned pmd_pool_mappings(void);
 

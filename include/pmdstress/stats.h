@@ -87,13 +87,14 @@ struct pmd_metric {
 	unsigned flags;
 };
 
-#define PMD_MAX_METRICS 16
+#define PMD_MAX_METRICS 24
 
 /* What a worker is doing, for the watchdog. */
 enum pmd_worker_state {
 	PMD_WS_NEW = 0,
 	PMD_WS_RUNNING,
 	PMD_WS_SLEEPING, /* in pmd_sleep(): waiting on purpose */
+	PMD_WS_PEERS,	 /* waiting for the other workers of a round (a gate) */
 	PMD_WS_DONE,
 };
 
@@ -105,6 +106,21 @@ struct pmd_wstats {
 	uint64_t thp[8];  /* chunks verified per enum pmd_thp_state */
 	uint64_t heartbeat; /* bumped at every loop iteration: the watchdog reads it */
 	uint32_t state;	    /* enum pmd_worker_state; atomic */
+	/*
+	 * The worker's own clock of its progress (CLOCK_MONOTONIC_COARSE, ns):
+	 * when it last beat, and the longest it went between two beats still
+	 * (neither on a CPU nor waiting for one: schedstat's CPU time and
+	 * run_delay, read into cpu_ns and rq_ns at rq_at, and asleep on
+	 * purpose not counted) and busy (on a CPU without a beat: a
+	 * livelock, or a long op). A stall the watchdog could not see as it
+	 * happened (the whole process stopped, the main thread with it) is
+	 * still in here afterwards. All atomic.
+	 */
+	uint64_t beat_ns;
+	uint64_t gap_max_ns, busy_max_ns;
+	uint64_t cpu_ns, rq_ns, rq_at;
+	int32_t tid;
+	int32_t child; /* the child the worker waits for (fork, exec), or 0 */
 	uint64_t pace_cpu;  /* the worker's CPU time at its last pmd_pace() (ns) */
 } __attribute__((aligned(64)));
 

@@ -25,6 +25,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
 
 #define PMD_STRESSOR_ABI 1
 
@@ -121,9 +123,71 @@ static inline void pmd_count_thp(struct pmd_worker *w, enum pmd_thp_state s)
 	pmd_counter_add(&w->stats->thp[s], 1);
 }
 
+/*
+ * CLOCK_MONOTONIC_COARSE in ns: the last tick's time, read without a
+ * syscall or a TSC read (9 ns here, against 68 for CLOCK_MONOTONIC), fine
+ * enough (one tick) to time a stall of seconds at every beat.
+ */
+static inline uint64_t pmd_coarse_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * A gap this long, or this long since run_delay was last read, takes the
+ * slow path (src/monitor.c): the run-queue wait is read, so that a worker
+ * that only waited for a CPU (a loaded machine, more threads than CPUs) is
+ * not taken for one that stalled.
+ */
+#define PMD_BEAT_SLOW_NS 100000000ull
+void pmd_beat_slow(struct pmd_wstats *s, uint64_t now);
+
+/* Note the gap since the worker's last beat (its own clock of its progress). */
+static inline void pmd_beat_gap(struct pmd_wstats *s, uint64_t now)
+{
+	uint64_t last = __atomic_load_n(&s->beat_ns, __ATOMIC_RELAXED);
+
+	if (now - last > PMD_BEAT_SLOW_NS ||
+	    now - __atomic_load_n(&s->rq_at, __ATOMIC_RELAXED) > PMD_BEAT_SLOW_NS)
+		pmd_beat_slow(s, now);
+	else if (now - last > __atomic_load_n(&s->gap_max_ns, __ATOMIC_RELAXED))
+		__atomic_store_n(&s->gap_max_ns, now - last, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->beat_ns, now, __ATOMIC_RELAXED);
+}
+
+/*
+ * The engine's waits for other workers (a round's gate, an RCU grace
+ * period: src/gate.c, src/arena.c) bracket themselves with these: such a
+ * wait is not this worker's stall but the slowest one's, whose own clock
+ * shows it. A worker that waits for peers starved of a CPU on a loaded
+ * machine (64 threads on 2 CPUs) is not taken for a stalled one. They act
+ * on the calling worker (pmd_self, set for its thread; none off workers).
+ */
+extern __thread struct pmd_wstats *pmd_self;
+
+static inline void pmd_peers_wait(void)
+{
+	if (!pmd_self)
+		return;
+	pmd_beat_gap(pmd_self, pmd_coarse_ns());
+	__atomic_store_n(&pmd_self->state, PMD_WS_PEERS, __ATOMIC_RELAXED);
+}
+
+static inline void pmd_peers_came(void)
+{
+	if (!pmd_self)
+		return;
+	__atomic_store_n(&pmd_self->beat_ns, pmd_coarse_ns(), __ATOMIC_RELAXED);
+	__atomic_store_n(&pmd_self->state, PMD_WS_RUNNING, __ATOMIC_RELAXED);
+}
+
 /* Tell the watchdog this worker is making progress. */
 static inline void pmd_beat(struct pmd_worker *w)
 {
+	pmd_beat_gap(w->stats, pmd_coarse_ns());
 	pmd_counter_add(&w->stats->heartbeat, 1);
 }
 
@@ -154,9 +218,61 @@ static inline unsigned pmd_part_of(unsigned j, unsigned n, unsigned parts)
 unsigned pmd_pick_weighted(struct pmd_worker *w, const uint64_t *weight, unsigned n,
 			   uint64_t total);
 
+/*
+ * Whether @err (ENOMEM, either sign) can be the seed race's memcg window:
+ * the run's own limit, set on purpose since the worker's last beat. The op
+ * may be retried; pmd_worker_error() says such an error, not as a finding.
+ */
+bool pmd_enomem_own(const struct pmd_worker *w, int err);
+
 /* Report that something went wrong that is not corruption (-errno style). */
 void pmd_worker_error(struct pmd_worker *w, int err, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
+
+/*
+ * Children (the fork and exec stressors). A worker that waits for a child
+ * publishes it (pmd_child_set(w, pid), 0 once reaped) so that a hang's
+ * dump shows the child too, and watches it while it waits
+ * (pmd_child_look()): a child moves while it runs or waits for a CPU
+ * (schedstat); one that stays still for --hang-timeout (stopped, or asleep
+ * in the kernel for good) is stuck, a hang: pmd_child_stuck() says so with
+ * its state, wchan and kernel stack before the caller kills it, and ends
+ * the run. When the run stops, a child that still moves is killed unjudged
+ * (it was only not done); a still one is waited for until it moves, ends,
+ * or is stuck. pmd_aborting(): the run ends on a finding; kill at once.
+ */
+static inline void pmd_child_set(struct pmd_worker *w, pid_t pid)
+{
+	/* the wait is the child's to answer for (pmd_child_look()), not the worker's gap */
+	if (pid)
+		pmd_beat_gap(w->stats, pmd_coarse_ns());
+	else
+		__atomic_store_n(&w->stats->beat_ns, pmd_coarse_ns(), __ATOMIC_RELAXED);
+	__atomic_store_n(&w->stats->child, (int32_t)pid, __ATOMIC_RELEASE);
+}
+
+/*
+ * Whether the run killed the published child from outside (the join, at
+ * the end, of a worker blocked in waitpid()): its SIGKILL is not a death
+ * to report. Ask before pmd_child_set(w, 0).
+ */
+static inline bool pmd_child_killed(const struct pmd_worker *w)
+{
+	return __atomic_load_n(&w->stats->child, __ATOMIC_ACQUIRE) < 0;
+}
+
+struct pmd_child_watch {
+	pid_t pid;
+	uint64_t progress; /* CPU + run-queue ns at the last look */
+	uint64_t moved_at; /* pmd_coarse_ns() when it last moved (or the watch began) */
+};
+
+enum { PMD_CHILD_MOVING, PMD_CHILD_STILL, PMD_CHILD_STUCK };
+
+void pmd_child_watch(struct pmd_child_watch *c, pid_t pid);
+int pmd_child_look(const struct pmd_worker *w, struct pmd_child_watch *c);
+bool pmd_aborting(const struct pmd_worker *w);
+void pmd_child_stuck(struct pmd_worker *w, pid_t pid, const char *what);
 
 /*
  * Kernel settings a stressor changes (THP sysfs knobs; src/restore.c).
@@ -220,12 +336,46 @@ void pmd_memcg_fork_parent(int fd);
 unsigned pmd_verify_pages(struct pmd_worker *w, struct pmd_chunk *c, char *addr, unsigned lo,
 			  unsigned hi);
 
+/* What a look at a chunk found in the pages partners raced (pmd_verify_chunk()). */
+struct pmd_verify_tally {
+	uint64_t raced_pages; /* pages judged slot by slot against the races on them */
+	uint64_t timed;	      /* their slots whose store ran before or after every race: exact */
+	uint64_t either;      /* their slots that may read zero or their stamp */
+};
+
+/*
+ * pmd_verify_pages() of the whole chunk, adding to @t (may be NULL) what it
+ * found in raced pages. A whole-chunk look by the owner settles what it
+ * found (src/verify.c): later looks are exact again.
+ */
+unsigned pmd_verify_chunk(struct pmd_worker *w, struct pmd_chunk *c, char *addr,
+			  struct pmd_verify_tally *t);
+
+/*
+ * May slot @slot of page @page of chunk @c read zero without the kernel
+ * having lost anything, by its expectations and, for a round just closed,
+ * the races on it? (The self-tests inject a lost write only where not.)
+ */
+bool pmd_verify_may_read_zero(const struct pmd_arena *a, const struct pmd_chunk *c, unsigned page,
+			      unsigned slot);
+
 /*
  * While a round writes chunk @c: page @page must hold, in each slot, zero or
  * the stamp that slot's worker writes this round, nothing else (what a read
  * of fresh memory may see). Posts one event if not; returns the bad slots.
  */
 unsigned pmd_verify_in_round(struct pmd_worker *w, struct pmd_chunk *c, char *addr, unsigned page);
+
+/*
+ * While a round writes chunk @c (the caller inside its disturb bracket,
+ * pmd_chunk_disturb_begin(), with @addr entered): pages [lo, hi) no race
+ * covers hold, in each slot, the stamp its worker stored where the round's
+ * log says that store is done, zero or that stamp where it may be to come,
+ * zero where nothing is written. Posts one event per bad page; *pages gets
+ * the pages judged. Without a log (--verify off) judges nothing.
+ */
+unsigned pmd_verify_live(struct pmd_worker *w, struct pmd_chunk *c, char *addr, unsigned lo,
+			 unsigned hi, unsigned *pages);
 
 /* How chunk @c is mapped now; *pfn gets the first page's PFN where readable. */
 enum pmd_thp_state pmd_thp_probe(struct pmd_run *run, const struct pmd_chunk *c, uint64_t *pfn);

@@ -19,7 +19,8 @@ for opt in ["--threads", "--duration", "--size", "--shared", "--thp", "--seed", 
             "--fault-chunks", "--<stressor>-workers"]:
     check(opt in r.out, f"--help lists {opt}")
 check(re.search(r"default 10s", r.out), "--help shows defaults")
-check(re.search(r"--hang-timeout .*\n.*default 60s", r.out), "--hang-timeout defaults to 60 s")
+check(re.search(r"--hang-timeout .*a third of --duration.*\n.*default 0\]", r.out),
+      "--hang-timeout defaults to 0: a third of the run")
 check("--single-thread" in r.out and "--stack-size" in r.out, "--help lists --single-thread and --stack-size")
 check("--inject" not in r.out, "test-only options stay hidden")
 check("Exit: 0 clean, 1 corruption" in r.out, "--help explains exit codes")

@@ -42,7 +42,11 @@ if is_root():
     s = r.stressor("sysfs")
     check(s is not None and s["status"] == "skipped" and s["reason"] == "needs root",
           f"as nobody: sysfs skipped, 'needs root' ({s and s.get('reason')!r})")
-    check(r.rc == 0 and r.stressor("fault")["status"] == "ran", "as nobody: the storm still runs")
+    # sysfs was named and did not run: the run did not test what was asked (exit 125)
+    check(r.rc == 125 and r.stressor("fault")["status"] == "ran" and
+          "sysfs, named by --stressors, could not run" in r.err,
+          f"as nobody: the storm still runs, and the run says sysfs did not: exit 125 "
+          f"(got {r.rc})")
     r = run(NOBODY + BASE + ["--stressors", "sysfs"], binary="setpriv")
     check(r.rc == 125, f"as nobody, sysfs alone: nothing could run here, exit 125 (got {r.rc})")
 
@@ -102,7 +106,9 @@ with thpsnap.Guard() as before:
     s = r.stressor("sysfs")
     check(s and s["status"] == "skipped" and "another pmdstress run" in s["reason"],
           f"a second run at once: sysfs skipped with the reason ({s and s.get('reason')!r})")
-    check(r.rc == 0 and r.stressor("fault")["status"] == "ran", "a second run at once: its storm runs")
+    check(r.rc == 125 and r.stressor("fault")["status"] == "ran",
+          f"a second run at once: its storm runs, and sysfs named but not run is exit 125 "
+          f"(got {r.rc})")
     out, err = first.communicate(timeout=60)
     check(first.returncode == 0, f"the first run ends clean (rc {first.returncode}) {err[-300:]!r}")
     check(thpsnap.read() == before,
