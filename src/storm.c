@@ -420,6 +420,8 @@ static void take_run(struct pmd_storm_view *s, const struct pmd_run *r, bool fin
 	memcpy(run->abort_reason, r->abort_reason, sizeof(run->abort_reason));
 	TERMINATE(run->abort_reason);
 	take_counts(run, r->ev_count, r->class_count, r->ev_posted, r->dropped, r->resource_errors);
+	memcpy(run->first_internal, r->first_internal, sizeof(run->first_internal));
+	TERMINATE(run->first_internal);
 	run->nkept = r->nkept < PMD_EVENTS_KEPT ? r->nkept : PMD_EVENTS_KEPT;
 	for (i = 0; i < run->nkept; i++)
 		take_event(&run->kept[i], &r->kept[i]);
