@@ -379,9 +379,9 @@ def section_scale(t, bare_bin, quick, n=None):
 
 
 def compare_row(a, b, metric):
-    p = subprocess.run([PMD, "compare", a, b, "--force"], capture_output=True, text=True)
+    p = subprocess.run([PMD, "compare", a, b, "--force", "--all"], capture_output=True, text=True)
     for line in p.stdout.splitlines():
-        f = line.split()
+        f = [c for c in line.split() if c != "*"]  # '*' marks a gated figure
         if f and f[0] == metric:
             return float(f[-2].rstrip("%")), f[-1]
     raise RuntimeError(f"compare printed no {metric} row:\n{p.stdout}")

@@ -11,8 +11,10 @@
 #include "memlimit.h"
 #include "numa.h"
 #include "units.h"
+#include "usage.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -768,6 +770,65 @@ static int check_output(const char *opt, const char *path, char *err, size_t err
 	return 0;
 }
 
+/* @path as an absolute name: its folder resolved (symlinks, "..") and its own name */
+static void output_name(const char *path, char *buf, size_t len)
+{
+	char dir[PMD_OPT_STRLEN], real[PATH_MAX];
+	const char *base = strrchr(path, '/');
+
+	snprintf(dir, sizeof(dir), "%.*s", base ? (int)(base - path) + (base == path) : 1,
+		 base ? path : ".");
+	if (!realpath(dir, real))
+		snprintf(real, sizeof(real), "%s", dir);
+	snprintf(buf, len, "%s/%s", real, base ? base + 1 : path);
+}
+
+static bool same_output(const char *a, const char *b)
+{
+	char na[PATH_MAX + PMD_OPT_STRLEN], nb[PATH_MAX + PMD_OPT_STRLEN];
+	struct stat sa, sb;
+
+	if (!strcmp(a, b))
+		return true;
+	if (!strcmp(a, "-") || !strcmp(b, "-"))
+		return false;
+	/* one file by two names: a hard link, a symlink, ./x and x */
+	if (!stat(a, &sa) && !stat(b, &sb) && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino)
+		return true;
+	output_name(a, na, sizeof(na));
+	output_name(b, nb, sizeof(nb));
+	return !strcmp(na, nb);
+}
+
+/*
+ * Each output its own file: two writing one, the one written last replaces
+ * the other (the report overwrote the time series) or they interleave; two
+ * on stdout would mix two formats in one stream.
+ */
+static int check_outputs_apart(const struct pmd_config *cfg, char *err, size_t errlen)
+{
+	const struct {
+		const char *opt, *path;
+	} out[] = { { "json", cfg->json }, { "jsonl", cfg->jsonl }, { "ktap", cfg->ktap } };
+	unsigned i, j;
+
+	for (i = 0; i < 3; i++)
+		for (j = i + 1; j < 3; j++) {
+			if (!out[i].path[0] || !out[j].path[0] ||
+			    !same_output(out[i].path, out[j].path))
+				continue;
+			if (!strcmp(out[i].path, "-"))
+				return pmd_errf(err, errlen, "--%s - and --%s - both want stdout ('-'); "
+							     "send one of them to a file", out[i].opt,
+						out[j].opt);
+			return pmd_errf(err, errlen, "--%s '%s' and --%s '%s' are one file: the one "
+						     "written last would replace the other; give "
+						     "each its own", out[i].opt, out[i].path,
+					out[j].opt, out[j].path);
+		}
+	return 0;
+}
+
 /* --memcg-headroom: the storm's rounds set the limit; without them it would never be set */
 static int check_memcg(const struct pmd_config *cfg, char *err, size_t errlen)
 {
@@ -850,7 +911,8 @@ static int finish_checks(struct pmd_config *cfg, char *err, size_t errlen)
 	int rc;
 
 	if (check_output("json", cfg->json, err, errlen) ||
-	    check_output("ktap", cfg->ktap, err, errlen))
+	    check_output("jsonl", cfg->jsonl, err, errlen) ||
+	    check_output("ktap", cfg->ktap, err, errlen) || check_outputs_apart(cfg, err, errlen))
 		return -EINVAL;
 
 	if (cfg->size % (2ull << 20)) {
@@ -922,14 +984,12 @@ void pmd_config_help(FILE *out)
 {
 	unsigned i;
 
+	pmd_usage_lines(out);
 	fprintf(out,
-		"usage: pmdstress [run] [--config SCENARIO|FILE.ini] [--OPTION VALUE]...\n"
-		"       pmdstress list | help | version\n\n"
-		"Races transparent huge page (PMD) faults against PTE faults and their partners\n"
-		"in one shared anonymous VMA, measures what they cost, and verifies every page.\n"
-		"Exit: 0 clean, 1 corruption, 2 usage, 3 kernel splat/taint, 4 hang,\n"
-		"      5 internal error, 125 cannot run here.\n\n"
-		"Options (also [global] keys of a scenario file; the command line wins):\n");
+		"\nRaces transparent huge page (PMD) faults against PTE faults and their partners\n"
+		"in one shared anonymous VMA, measures what they cost, and verifies every page.\n");
+	pmd_exit_line(out);
+	fprintf(out, "\nOptions (also [global] keys of a scenario file; the command line wins):\n");
 	help_table(out, pmd_global_options, "");
 	fprintf(out, "\nEvery stressor also has (key in its [section], or --<stressor>-KEY):\n");
 	help_table(out, pmd_common_options, "<stressor>-");

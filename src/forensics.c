@@ -120,6 +120,23 @@ bool pmd_race_of(const struct pmd_sinst *si, const struct pmd_totals *t, uint64_
 	return have;
 }
 
+bool pmd_race_impossible(const struct pmd_run *run, char *why, size_t len)
+{
+	uint64_t rounds, hits;
+	unsigned i;
+
+	for (i = 0; i < run->nsinst; i++) {
+		const struct pmd_sinst *si = &run->sinst[i];
+
+		if (!si->skipped && si->nworkers && si->no_race[0] &&
+		    pmd_race_of(si, &run->totals[i], &rounds, &hits)) {
+			snprintf(why, len, "%s", si->no_race);
+			return true;
+		}
+	}
+	return false;
+}
+
 void pmd_reconcile(const struct pmd_run *run, struct pmd_reconcile *r)
 {
 	static const char *const pgalloc[] = { "pgalloc_dma", "pgalloc_dma32", "pgalloc_normal",

@@ -30,6 +30,13 @@ void pmd_forensic_dump(const struct pmd_run *run, const struct pmd_event *e);
 bool pmd_race_of(const struct pmd_sinst *si, const struct pmd_totals *t, uint64_t *rounds,
 		 uint64_t *hits);
 
+/*
+ * Whether no race was possible in @run, with the racing stressor's reason
+ * (one racer per group: no racer has a partner) in @why. False when a race
+ * was possible, or no racing stressor ran.
+ */
+bool pmd_race_impossible(const struct pmd_run *run, char *why, size_t len);
+
 /* What the workers counted next to what the kernel counted (system-wide). */
 struct pmd_reconcile {
 	uint64_t worker_faults, thp_chunks;

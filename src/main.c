@@ -7,6 +7,7 @@
 #include "report.h"
 #include "restore_guard.h"
 #include "run.h"
+#include "usage.h"
 
 #include <pmdstress/pool.h>
 
@@ -20,11 +21,12 @@
 
 static void help(void)
 {
+	unsigned i;
+
 	pmd_config_help(stdout);
-	printf("\nReports (see each command's --help):\n"
-	       "  pmdstress run --replay A.json [--OPTION VALUE]...  rerun A's options and seed\n"
-	       "  pmdstress compare A.json B.json... [--threshold PCT]  before/after table\n"
-	       "  pmdstress plot A.json [B.json] -o DIR [--jsonl FILE]  charts with gnuplot\n");
+	printf("\nCommands (compare and plot have a --help of their own):\n");
+	for (i = 0; pmd_commands[i].name; i++)
+		printf("  %-14s %s\n", pmd_commands[i].name, pmd_commands[i].summary);
 }
 
 static int usage_error(const char *msg)
@@ -91,11 +93,7 @@ static int cmd_run(int argc, char **argv, int full_argc, char **full_argv,
 		pmd_config_free(cfg);
 		return rc;
 	}
-	if (!strcmp(cfg->ktap, "-") && !strcmp(cfg->json, "-")) {
-		pmd_config_free(cfg);
-		return usage_error("--json - and --ktap - both want stdout; send one of them to a "
-				   "file");
-	}
+	/* (two outputs on stdout, or in one file, were refused by pmd_config_finish) */
 	/* stdout is the report's alone: the text goes to stderr */
 	rc = strcmp(cfg->ktap, "-") && strcmp(cfg->json, "-") ? 0 : pmd_report_take_stdout();
 	if (rc) {
@@ -170,19 +168,21 @@ int main(int argc, char **argv)
 	if (!strncmp(cmd, "--", 2) || argc == 1)
 		return cmd_run(argc - 1, argv + 1, argc, argv, NULL);
 	{
-		static const struct pmd_option cmds[] = { { .name = "run" },	 { .name = "list" },
-							  { .name = "compare" }, { .name = "plot" },
-							  { .name = "help" },	 { .name = "version" },
-							  PMD_OPT_END };
-		const char *s = pmd_opt_suggest(cmds, cmd);
+		struct pmd_option cmds[16] = { PMD_OPT_END };
+		const char *s;
+		char names[128];
 
+		for (i = 0; i < 15 && pmd_commands[i].name; i++)
+			cmds[i].name = pmd_commands[i].name;
+		s = pmd_opt_suggest(cmds, cmd);
+		pmd_command_names(names, sizeof(names));
 		if (s)
 			fprintf(stderr, "pmdstress: unknown command '%s' (did you mean '%s'?)\n", cmd,
 				s);
 		else
-			fprintf(stderr, "pmdstress: unknown command '%s' (commands: run, list, "
-					"compare, plot, help, version; options start with --)\n",
-				cmd);
+			fprintf(stderr, "pmdstress: unknown command '%s' (commands: %s; options start "
+					"with --)\n",
+				cmd, names);
 	}
 	return 2;
 }

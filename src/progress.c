@@ -71,8 +71,8 @@ void pmd_progress_tick(struct pmd_progress *p, const struct pmd_run *run,
 	struct pmd_sample s = *sample;
 	uint64_t now = s.t_ns;
 	double dt, share;
-	char ops[16], flt[16], thp[16], el[16], tot[16];
-	char line[160];
+	char ops[16], flt[16], thp[16], el[16], tot[16], where[96];
+	char line[224];
 	int n;
 
 	if (!p->enabled)
@@ -97,8 +97,22 @@ void pmd_progress_tick(struct pmd_progress *p, const struct pmd_run *run,
 		snprintf(thp, sizeof(thp), "%.0f%%", share * 100);
 	pmd_format_ns((double)(now - run->t0), el, sizeof(el));
 	pmd_format_ns((double)run->cfg->duration_ns, tot, sizeof(tot));
-	n = snprintf(line, sizeof(line), "[%s/%s] ops %s/s  faults %s/s  thp %s  events %llu",
-		     el, tot, ops, flt, thp, (unsigned long long)s.events);
+	/*
+	 * Bench mode: a round ends when its work is done (mmap_anon_test's
+	 * sweep takes seconds) or at --duration, which is then only a limit:
+	 * the round, its time, and the limit as one. run->nrounds counts the
+	 * rounds done, so it is the current round's index.
+	 */
+	if (run->cfg->rounds && run->cfg->warmup && !run->nrounds)
+		snprintf(where, sizeof(where), "warm-up %s, at most %s", el, tot);
+	else if (run->cfg->rounds)
+		snprintf(where, sizeof(where), "round %u/%llu %s, at most %s",
+			 run->nrounds + !run->cfg->warmup, (unsigned long long)run->cfg->rounds, el,
+			 tot);
+	else
+		snprintf(where, sizeof(where), "%s/%s", el, tot);
+	n = snprintf(line, sizeof(line), "[%s] ops %s/s  faults %s/s  thp %s  events %llu", where,
+		     ops, flt, thp, (unsigned long long)s.events);
 	if (p->live) {
 		/* \r and erase-to-end: one line rewritten in place */
 		fprintf(p->out, "\r%s\033[K", line);

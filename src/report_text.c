@@ -183,6 +183,7 @@ static void seed_line(FILE *out, const struct pmd_run *run, double secs)
 
 static void race_lines(FILE *out, const struct pmd_run *run, double secs)
 {
+	char why[256];
 	unsigned i;
 
 	for (i = 0; i < run->nsinst; i++) {
@@ -203,7 +204,10 @@ static void race_lines(FILE *out, const struct pmd_run *run, double secs)
 			     "(%.1f%%), %.1f/s\n", run->sinst[i].st->name, with, hits, rounds,
 			100.0 * (double)hits / (double)rounds, secs > 0 ? (double)hits / secs : 0);
 	}
-	seed_line(out, run, secs);
+	if (pmd_race_impossible(run, why, sizeof(why)))
+		fprintf(out, "no race was possible: %s\n", why);
+	else
+		seed_line(out, run, secs);
 }
 
 static void reconcile_lines(FILE *out, const struct pmd_run *run)

@@ -562,11 +562,11 @@ static void block_signals(sigset_t *set)
 	pthread_sigmask(SIG_BLOCK, set, NULL);
 }
 
-static int wait_signal(const sigset_t *set, uint64_t ns)
+static int wait_signal(const sigset_t *set, uint64_t ns, siginfo_t *si)
 {
 	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000ull),
 			       .tv_nsec = (long)(ns % 1000000000ull) };
-	int sig = sigtimedwait(set, NULL, &ts);
+	int sig = sigtimedwait(set, si, &ts);
 
 	return sig > 0 ? sig : 0;
 }
@@ -586,18 +586,10 @@ static int wait_event(struct pmd_run *run, int sfd, const sigset_t *set, uint64_
 	struct signalfd_siginfo si;
 
 	if (sfd < 0)
-		return wait_signal(set, ns < 100000000ull ? ns : 100000000ull);
+		return wait_signal(set, ns < 100000000ull ? ns : 100000000ull, NULL);
 	if (ppoll(p, 2, &ts, NULL) <= 0 || !(p[0].revents & POLLIN))
 		return 0;
 	return read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si) ? (int)si.ssi_signo : 0;
-}
-
-static void on_second_signal(struct pmd_run *run, int sig)
-{
-	fprintf(stderr, "\npmdstress: second %s: exiting at once, no report\n", strsignal(sig));
-	(void)run;
-	pmd_restore_all(); /* kernel settings a stressor changed */
-	_exit(128 + sig);
 }
 
 static void first_corruption_dump(struct pmd_run *run)
@@ -696,14 +688,12 @@ static struct pmd_run *solo_run;
 static volatile sig_atomic_t solo_sig;
 static void release_workers(struct pmd_run *run);
 
-static void solo_handler(int sig)
+static void solo_handler(int sig, siginfo_t *si, void *uc)
 {
-	if (sig != SIGALRM && solo_sig) {
-		pmd_sigsafe_put("\npmdstress: second signal: exiting at once, no report\n");
-		pmd_restore_all();
-		_exit(128 + sig);
-	}
-	if (sig != SIGALRM)
+	(void)uc;
+	if (sig != SIGALRM && solo_sig)
+		pmd_signal_again(solo_sig, sig, si->si_code, si->si_pid);
+	else if (sig != SIGALRM)
 		solo_sig = sig;
 	request_stop(solo_run); /* an atomic store and a futex wake: safe here */
 }
@@ -722,8 +712,8 @@ static void solo_round(struct pmd_run *run, char *why, size_t whylen)
 	if (solo_sig)
 		request_stop(run);
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = solo_handler;
-	sa.sa_flags = SA_RESTART;
+	sa.sa_sigaction = solo_handler;
+	sa.sa_flags = SA_RESTART | SA_SIGINFO;
 	sigemptyset(&sa.sa_mask);
 	sigemptyset(&mask);
 	for (i = 0; i < 4; i++) {
@@ -782,6 +772,7 @@ static bool join_workers(struct pmd_run *run, const sigset_t *set)
 		for (;;) {
 			struct timespec ts;
 			uint64_t t = (uint64_t)time(NULL);
+			siginfo_t si;
 			int sig;
 
 			clock_gettime(CLOCK_REALTIME, &ts);
@@ -798,11 +789,11 @@ static bool join_workers(struct pmd_run *run, const sigset_t *set)
 			/* as in the main loop: the log, the taint mask, the heartbeats */
 			pmd_monitor_tick(run, pmd_now_ns());
 			pmd_storm_beat(run, PMD_PHASE_END, 0);
-			sig = wait_signal(set, 0);
-			/* second only if a first one stopped the run; else the round was ending */
+			sig = wait_signal(set, 0, &si);
+			/* again only if a first one stopped the run; else the round was ending */
 			if (sig && sig != SIGUSR1 && run->stop_signal)
-				on_second_signal(run, sig);
-			if (sig && sig != SIGUSR1) {
+				pmd_signal_again(run->stop_signal, sig, si.si_code, si.si_pid);
+			else if (sig && sig != SIGUSR1) {
 				run->stop_signal = sig; /* no next bench round */
 				snprintf(run->stop_reason, sizeof(run->stop_reason), "%s",
 					 strsignal(sig));

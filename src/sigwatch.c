@@ -9,15 +9,62 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+/* strsignal() is not async-signal-safe: the names of the signals a run stops by */
+static const char *sig_name(int sig)
+{
+	switch (sig) {
+	case SIGINT:
+		return "SIGINT";
+	case SIGTERM:
+		return "SIGTERM";
+	case SIGHUP:
+		return "SIGHUP";
+	default:
+		return "a signal";
+	}
+}
+
+bool pmd_signal_repeat(int first, int sig, int code)
+{
+	return sig == first && code != SI_KERNEL && code != SI_QUEUE;
+}
+
+void pmd_signal_again(int first, int sig, int code, pid_t from)
+{
+	static int said; /* atomic: the watcher and the main thread may both come here */
+
+	if (pmd_signal_repeat(first, sig, code)) {
+		if (__atomic_exchange_n(&said, 1, __ATOMIC_ACQ_REL))
+			return;
+		pmd_sigsafe_put("pmdstress: ");
+		pmd_sigsafe_put(sig_name(sig));
+		pmd_sigsafe_put(" again from pid ");
+		pmd_sigsafe_put_num((uint64_t)from, 10);
+		pmd_sigsafe_put(": the same stop, the report follows (another signal or a Ctrl-C "
+				"exits at once)\n");
+		return;
+	}
+	pmd_sigsafe_put("\npmdstress: ");
+	pmd_sigsafe_put(sig_name(sig));
+	pmd_sigsafe_put(" after ");
+	pmd_sigsafe_put(sig_name(first));
+	pmd_sigsafe_put(" stopped the run: exiting at once, no report (exit ");
+	pmd_sigsafe_put_num(PMD_EXIT_NO_REPORT, 10);
+	pmd_sigsafe_put(")\n");
+	pmd_restore_all(); /* kernel settings a stressor changed */
+	_exit(PMD_EXIT_NO_REPORT);
+}
+
 static void *sigwatch_main(void *arg)
 {
 	struct pmd_sigwatch *w = arg;
 	struct pmd_run *run = w->run;
 
 	for (;;) {
-		int sig = 0;
+		siginfo_t si;
+		int sig = sigwaitinfo(&w->set, &si), first;
 
-		if (sigwait(&w->set, &sig))
+		if (sig < 0)
 			continue;
 		/*
 		 * A SIGINT taken here is ours even when the stop request came
@@ -25,14 +72,10 @@ static void *sigwatch_main(void *arg)
 		 * SIGUSR1 is the stop request, or a worker's wake-up for the
 		 * main loop: not ours.
 		 */
-		if (sig != SIGUSR1 && __atomic_load_n(&run->stop_signal, __ATOMIC_ACQUIRE)) {
-			pmd_sigsafe_put("\npmdstress: another signal after the run stopped: "
-					"exiting at once, no report\n");
-			pmd_restore_all(); /* kernel settings a stressor changed */
-			_exit(128 + sig);
-		}
-		/* the first: the run ends by it (the main loop looks at it first) */
-		if (sig != SIGUSR1)
+		first = __atomic_load_n(&run->stop_signal, __ATOMIC_ACQUIRE);
+		if (sig != SIGUSR1 && first)
+			pmd_signal_again(first, sig, si.si_code, si.si_pid);
+		else if (sig != SIGUSR1) /* the first: the run ends by it (the main loop looks at it first) */
 			__atomic_store_n(&run->stop_signal, sig, __ATOMIC_RELEASE);
 		if (__atomic_load_n(&w->quit, __ATOMIC_ACQUIRE))
 			return NULL;

@@ -25,9 +25,13 @@
  * mm's last checks run when it is let go), and the kernel log is read
  * again from the storm's last record: what the teardown printed counts.
  *
- * Signals come here: the first is passed on to the storm, which stops and
- * reports as before; a second is passed on once the storm took the first,
- * and the supervisor exits with it. The storm is in a process group of its
+ * Signals come here, and the rule of src/sigwatch.h is applied here: the
+ * first is passed on to the storm, which stops and reports as before; the
+ * same again from a process is said once and not passed on (the storm
+ * would take our kill(2) for a repeat too); a second is queued to the storm
+ * (sigqueue: SI_QUEUE, which it takes for a second one) once it took the
+ * first, so that it restores its settings and exits at once, and then the
+ * supervisor exits 6, no report. The storm is in a process group of its
  * own, so that a Ctrl-C to the group reaches it once, and dies with its
  * supervisor (PR_SET_PDEATHSIG). Its stdout and stderr come through the
  * supervisor when they are not a terminal: a storm left behind in the
@@ -38,6 +42,7 @@
 #include "monitor.h"
 #include "report.h"
 #include "run.h"
+#include "sigwatch.h"
 #include "storm.h"
 #include "sysinfo.h"
 
@@ -371,7 +376,7 @@ static void drain(struct sup *s)
 
 static void pump(struct sup *s, uint64_t ns);
 
-/* A second signal: no report. The storm exits with it, settings restored. */
+/* A second signal: no report. The storm exits at once, settings restored, and so do we. */
 static void __attribute__((noreturn)) second_signal(struct sup *s, int sig)
 {
 	uint64_t end;
@@ -380,47 +385,66 @@ static void __attribute__((noreturn)) second_signal(struct sup *s, int sig)
 	if (!s->reaped && !s->left) {
 		/* not merged into the first one while that still waits to be taken */
 		for (end = pmd_now_ns() + TAKEN_WAIT_NS;
-		     !signal_taken(s->pid, s->passed) && pmd_now_ns() < end;)
+		     s->passed && !signal_taken(s->pid, s->passed) && pmd_now_ns() < end;)
 			nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
-		kill(s->pid, sig);
+		sigqueue(s->pid, sig, (union sigval){ .sival_int = 0 });
 		for (end = pmd_now_ns() + KILL_WAIT_NS; !s->reaped && pmd_now_ns() < end;) {
 			drain(s);
 			try_reap(s);
 			if (!s->reaped)
 				nanosleep(&(struct timespec){ .tv_nsec = 10000000 }, NULL);
 		}
-		if (!s->reaped)
+		if (!s->reaped) {
 			kill(s->pid, SIGKILL);
-		/* it said so itself: "second ...: exiting at once, no report" */
-		said = s->reaped && WIFEXITED(s->status) && WEXITSTATUS(s->status) == 128 + sig;
+			if (s->v.guard_pid > 0) /* its guardian puts back what it changed */
+				kill(s->v.guard_pid, SIGUSR2);
+		}
+		kill(-s->pid, SIGKILL); /* fork children left in its group */
+		/* it said so itself: "... stopped the run: exiting at once, no report (exit 6)" */
+		said = s->reaped && WIFEXITED(s->status) &&
+		       WEXITSTATUS(s->status) == PMD_EXIT_NO_REPORT;
 	}
 	drain(s);
 	if (!said)
-		fprintf(stderr, "\npmdstress: second %s: exiting at once, no report\n",
-			strsignal(sig));
-	_exit(128 + sig);
+		pmd_signal_again(s->run->stop_signal, sig, SI_QUEUE, 0); /* says so, exits 6 */
+	_exit(PMD_EXIT_NO_REPORT);
 }
 
-/* The next signal taken, 0 if none is pending. */
-static int next_signal(struct sup *s)
+/* The next signal taken, 0 if none is pending; how it was sent in @code, by @from. */
+static int next_signal(struct sup *s, int *code, pid_t *from)
 {
 	static const struct timespec now;
 	struct signalfd_siginfo si;
+	siginfo_t info;
 	int sig;
 
-	if (s->sfd >= 0)
-		return read(s->sfd, &si, sizeof(si)) == (ssize_t)sizeof(si) ? (int)si.ssi_signo : 0;
-	sig = sigtimedwait(&s->set, NULL, &now);
-	return sig > 0 ? sig : 0;
+	if (s->sfd >= 0) {
+		if (read(s->sfd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+			return 0;
+		*code = si.ssi_code;
+		*from = (pid_t)si.ssi_pid;
+		return (int)si.ssi_signo;
+	}
+	sig = sigtimedwait(&s->set, &info, &now);
+	if (sig <= 0)
+		return 0;
+	*code = info.si_code;
+	*from = info.si_pid;
+	return sig;
 }
 
 static void take_signals(struct sup *s)
 {
-	int sig;
+	pid_t from;
+	int sig, code;
 
-	while ((sig = next_signal(s))) {
+	while ((sig = next_signal(s, &code, &from))) {
 		if (sig == SIGCHLD)
 			continue;
+		if (s->run->stop_signal && pmd_signal_repeat(s->run->stop_signal, sig, code)) {
+			pmd_signal_again(s->run->stop_signal, sig, code, from); /* said once */
+			continue;
+		}
 		if (s->run->stop_signal)
 			second_signal(s, sig);
 		s->run->stop_signal = sig;

@@ -1080,6 +1080,11 @@ static int fault_setup(struct pmd_sinst *si)
 			 PMD_PAGE_SLOTS);
 		return -EINVAL;
 	}
+	if ((si->nworkers + ngroups - 1) / ngroups < 2)
+		snprintf(si->no_race, sizeof(si->no_race),
+			 "one racer per group (%u fault worker%s in %u group%s): no racer has a "
+			 "partner on its PMD", si->nworkers, si->nworkers == 1 ? "" : "s", ngroups,
+			 ngroups == 1 ? "" : "s");
 	/*
 	 * a round's charges: its window and a page table per chunk, and where
 	 * reads allocate (no zero page), the page a reader checks in the round

@@ -547,7 +547,7 @@ static struct child_rec *child_note(struct child_result *r, unsigned fi, unsigne
 {
 	struct child_rec *rec = NULL;
 
-	if (fi <= MAX_FROZEN && p < PMD_CHUNK_PAGES) {
+	if (fi < MAX_FROZEN && p < PMD_CHUNK_PAGES) {
 		uint64_t *noted = writer_rec(fi, slot, code) ? r->noted_writer[fi] : r->noted[fi];
 
 		if (noted[p / 64] & 1ull << (p % 64))

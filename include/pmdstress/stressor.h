@@ -52,6 +52,13 @@ struct pmd_sinst {
 	struct pmd_worker *workers; /* nworkers of them */
 	const char *skipped;	    /* why it did not run, or NULL */
 	char why[160];		    /* room for supported() to format a reason */
+	/*
+	 * Set by the setup of a stressor whose rounds race (PMD_MF_RACE_*):
+	 * why no two of its workers can race in this run (one worker per
+	 * group: no racer has a partner), empty if they can. The reports say
+	 * when no race was possible.
+	 */
+	char no_race[160];
 };
 
 struct pmd_worker {

@@ -14,7 +14,7 @@ import signal
 import sys
 import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
-from pmdtest import check, done, is_root, run, spawn, storm_of  # noqa: E402
+from pmdtest import check, done, is_root, run, skip_part, spawn, storm_of  # noqa: E402
 
 COMMON = ["--config", "aim9", "--size", "32M", "--rounds", "1", "--no-warmup"]
 BASE = COMMON + ["--duration", "500ms", "--rounds", "2", "--progress", "off",
@@ -73,7 +73,7 @@ if is_root():
     out, err = p.communicate(timeout=60)
     check(p.returncode == 3, f"a splat during a single-thread round: exit 3 (rc {p.returncode})")
 else:
-    print("# not root: the kernel-log check needs /dev/kmsg")
+    skip_part("kernel-log check: writing into /dev/kmsg needs root")
 
 r = run(["--single-thread", "--threads", "8", "--duration", "1s"], json_report=False)
 check(r.rc == 2 and "--single-thread: needs exactly one worker" in r.err and "has 8" in r.err,

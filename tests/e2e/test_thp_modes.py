@@ -5,7 +5,7 @@
 import os
 import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
-from pmdtest import check, done, is_root, run, thp_available  # noqa: E402
+from pmdtest import check, done, is_root, run, skip_part, thp_available  # noqa: E402
 
 # one group of all six workers, so that one group goes round all 8 chunks
 base = ["--stressors", "fault", "--threads", "6", "--fault-group", "6", "--duration", "2s",
@@ -74,7 +74,7 @@ if thp_available() and is_root() and os.access(SHMEM, os.W_OK):
     check("THP shmem_enabled=advise" in r.out.splitlines()[1],
           f"the header names shmem_enabled for a shared arena: {r.out.splitlines()[1][:120]}")
 else:
-    print("# SKIP shared arena with shmem THP: needs THP, root and a writable shmem_enabled")
+    skip_part("shared arena with shmem THP: needs THP, root and a writable shmem_enabled")
 
 r = run(base + ["--verify", "off"])
 check(r.rc == 0 and r.stressor("fault")["latency"]["verify"]["count"] == 0,

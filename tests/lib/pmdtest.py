@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0
 """Helpers for pmdstress's script tests: run the real binary, read its JSON
 report, check, skip (exit 77) or fail with a message that says what was seen."""
+import atexit
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -17,6 +19,7 @@ BUILD_DIR = os.environ.get("PMD_BUILD_DIR", os.path.join(SOURCE_DIR, "build"))
 
 _failed = 0
 _count = 0
+_skipped = []
 
 
 def check(cond, what):
@@ -33,16 +36,54 @@ def check(cond, what):
 
 
 def done():
+    """The end: 1 if a check failed, else 77 (skipped) if a part could not run
+    here, else 0. A test that checked less than it was written to check is not
+    a pass: ctest shows it as skipped, with the reasons."""
     print(f"1..{_count}")
     if _failed:
         print(f"# {_failed} of {_count} checks failed")
-    sys.exit(1 if _failed else 0)
+        sys.exit(1)
+    if _skipped:
+        print(f"SKIP: {len(_skipped)} part(s) could not run here: " + "; ".join(_skipped),
+              file=sys.stderr)
+        sys.exit(77)
+    sys.exit(0)
 
 
 def skip(reason):
     print(f"# SKIP {reason}")
     print(f"SKIP: {reason}", file=sys.stderr)
     sys.exit(77)
+
+
+def skip_part(reason):
+    """A part of the test cannot run here: said now; the rest runs, and done()
+    ends the test as skipped (77) unless a check failed."""
+    _skipped.append(reason)
+    print(f"# SKIP {reason}")
+    sys.stdout.flush()
+
+
+# Run a command as uid/gid 65534 (nobody); setpriv(1) is util-linux's.
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+_reach_dir = None
+
+
+def reachable(path):
+    """A copy of @path that every user can reach, for a test that runs it as
+    nobody: a checkout under /root (mode 0700) is out of reach of uid 65534.
+    Always a copy, also where the original is reachable, so that this path is
+    the one every machine runs. The copies go away at exit."""
+    global _reach_dir
+    if _reach_dir is None:
+        _reach_dir = tempfile.mkdtemp(prefix="pmdtest-reach-")
+        os.chmod(_reach_dir, 0o755)
+        atexit.register(shutil.rmtree, _reach_dir, True)
+    dst = os.path.join(_reach_dir, os.path.basename(path))
+    if not os.path.exists(dst):
+        shutil.copy2(path, dst)
+        os.chmod(dst, os.stat(path).st_mode | 0o555)
+    return dst
 
 
 def fail(reason):

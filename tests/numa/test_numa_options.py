@@ -9,7 +9,8 @@ import os
 import sys
 import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
-from pmdtest import PMDSTRESS, check, done, is_root, run, spawn, storm_of  # noqa: E402
+from pmdtest import (PMDSTRESS, check, done, is_root, run, skip_part, spawn,  # noqa: E402
+                     storm_of)
 
 NODE_DIR = "/sys/devices/system/node"
 
@@ -172,7 +173,7 @@ if is_root() and os.path.exists(PATH):
     with open(PATH) as f:
         after = f.read().strip()
     if "another pmdstress run is changing kernel settings" in err:
-        print("# another run holds the settings lock; --numa-balancing check not done")
+        skip_part("--numa-balancing check: another run holds the settings lock")
     else:
         check(p.returncode == 0 and during == want and after == before,
               f"--numa-balancing: {before} -> {during} during the run -> {after} after "

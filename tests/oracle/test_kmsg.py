@@ -26,7 +26,8 @@ import sys
 import tempfile
 import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
-from pmdtest import PMDSTRESS, SOURCE_DIR, check, done, is_root, skip, spawn  # noqa: E402
+from pmdtest import (NOBODY, PMDSTRESS, SOURCE_DIR, check, done, is_root, reachable,  # noqa: E402
+                     skip, skip_part, spawn)
 
 if not is_root():
     skip("writing splat text into /dev/kmsg needs root")
@@ -183,17 +184,16 @@ if shutil.which("prlimit"):
               f"without a signalfd the splat is an event: exit 3 (rc {p.returncode}; "
               f"{err.strip()[-300:]!r})")
 else:
-    print("# no prlimit(1): the run without a signalfd is not tried")
+    skip_part("no prlimit(1): the run without a signalfd is not tried")
 
 # not root: the log may be unreadable; the run says so once and goes on
-nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 with open("/proc/sys/kernel/dmesg_restrict") as f:
     restricted = f.read().strip() == "1"
 if restricted:
     with tempfile.TemporaryDirectory() as tmp:
         os.chmod(tmp, 0o777)
         path = os.path.join(tmp, "r.json")
-        p = subprocess.run(nobody + [PMDSTRESS, "--stressors", "fault", "--threads", "2",
+        p = subprocess.run(NOBODY + [reachable(PMDSTRESS), "--stressors", "fault", "--threads", "2",
                                      "--duration", "1s", "--size",
                                      "8M", "--progress", "off", "--quiet", "--json", path],
                            capture_output=True, text=True, timeout=60)

@@ -11,7 +11,7 @@ catches corruption, also in a chunk that lives at a spare slot."""
 import os
 import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
-from pmdtest import check, done, run, thp_available  # noqa: E402
+from pmdtest import check, done, run, skip_part, thp_available  # noqa: E402
 
 base = ["--stressors", "fault,split", "--threads", "6", "--duration", "2s", "--size", "16M",
         "--progress", "off", "--quiet"]
@@ -55,7 +55,7 @@ if thp_available():
     check(r.counter("split", "thp_moved") > 0,
           f"madvise: huge PMDs moved intact ({r.counter('split', 'thp_moved')})")
 else:
-    print("# THP is disabled system-wide: THP split assertions not applicable")
+    skip_part("THP is disabled system-wide: the THP split checks cannot run")
 
 r = run(base + ["--thp", "nohuge", "--split-rate", "40"])
 clean(r, "nohuge, rate 40")

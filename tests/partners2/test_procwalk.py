@@ -6,7 +6,7 @@ under the fault storm; every read sanity-checked, none malformed."""
 import os
 import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
-from pmdtest import PMDSTRESS, check, done, is_root, run, thp_available  # noqa: E402
+from pmdtest import PMDSTRESS, check, done, is_root, reachable, run, thp_available  # noqa: E402
 
 BASE = ["--stressors", "fault,procwalk", "--threads", "6", "--duration", "2s", "--size", "16M",
         "--progress", "off", "--quiet", "--procwalk-rate", "400"]
@@ -70,7 +70,7 @@ check(r.rc == 2 and "procwalk: nothing to read" in r.err,
 
 # without CAP_SYS_ADMIN pagemap must hide PFNs: the check is live for nobody
 if is_root():
-    r = run(["--reuid=65534", "--regid=65534", "--clear-groups", PMDSTRESS] + BASE,
+    r = run(["--reuid=65534", "--regid=65534", "--clear-groups", reachable(PMDSTRESS)] + BASE,
             binary="setpriv")
     clean(r, "as nobody")
     check(r.counter("procwalk", "pagemap") > 0, "as nobody: pagemap read (PFNs must be hidden)")

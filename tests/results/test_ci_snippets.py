@@ -4,8 +4,10 @@
 """The soak-job snippets of README.md and docs/results.md, run as written
 (only the 2 h soak made small and short): a run to its end passes the job;
 a clean run stopped by SIGTERM ends by the signal (143) and the snippets
-call that clean so far; a hang, or a corruption found before the SIGTERM,
-fails the job. Both files' snippets must agree."""
+call that clean so far, also when the SIGTERM comes twice (as GNU timeout
+sends it: the child, then its group); a hang, a corruption found before the
+SIGTERM, or a second, different signal (exit 6, no report) fails the job.
+Both files' snippets must agree."""
 import json
 import os
 import re
@@ -36,10 +38,11 @@ def children(pid):
         return []
 
 
-def run(snippet, duration, extra="", term_after=None):
+def run(snippet, duration, extra="", term_after=None, then=None):
     """Run one snippet in a fresh directory with pmdstress on PATH; with
     term_after, SIGTERM pmdstress (not the job's shell) once it has written
-    that many samples. (job status, its output, pmdstress's JSON report)."""
+    that many samples, and right after it the signal @then if given.
+    (job status, its output, pmdstress's JSON report)."""
     tmp = tempfile.mkdtemp(prefix="pmdci-")
     os.mkdir(os.path.join(tmp, "bin"))
     os.symlink(os.path.abspath(PMDSTRESS), os.path.join(tmp, "bin", "pmdstress"))
@@ -58,6 +61,9 @@ def run(snippet, duration, extra="", term_after=None):
         if len(pids) != 1:
             fail(f"the job's shell should have one child, pmdstress: {pids}")
         os.kill(pids[0], signal.SIGTERM)
+        if then:
+            time.sleep(0.01)
+            os.kill(pids[0], then)
     out, _ = p.communicate(timeout=90)
     path = os.path.join(tmp, "soak.json")
     doc = json.load(open(path)) if os.path.exists(path) else {}
@@ -84,6 +90,20 @@ for rel, blocks in found.items():
           f"{rel}: SIGTERM stopped a clean run, its report written ({doc.get('stop_reason')})")
     check(rc == 0 and "stopped by SIGTERM, clean so far" in out,
           f"{rel}: pmdstress's 143 is 'clean so far' and the job passes (rc {rc})\n{out[-800:]}")
+
+    rc, out, doc = run(snippet, "60s", term_after=3, then=signal.SIGTERM)
+    check(doc.get("stop_reason") == "Terminated" and rc == 0 and
+          "stopped by SIGTERM, clean so far" in out,
+          f"{rel}: SIGTERM twice, as timeout(1) sends it: one stop, the report, clean so far "
+          f"(rc {rc})\n{out[-800:]}")
+
+    # a second signal ends the run without a report (exit 6): the job must fail; if the
+    # stop was over before it came, the report is there and the job passes
+    rc, out, doc = run(snippet, "60s", "--threads 64", term_after=3, then=signal.SIGINT)
+    print(f"# {rel}: SIGTERM then SIGINT: {'report written' if doc else 'no report'}, rc {rc}")
+    check((not doc and rc == 1) or (doc.get("stop_reason") == "Terminated" and rc == 0),
+          f"{rel}: SIGTERM then SIGINT: no report fails the job, a report passes it "
+          f"(rc {rc}, report {bool(doc)})\n{out[-800:]}")
 
     rc, out, doc = run(snippet, "60s", "--inject lost_write:0:17:0:1", term_after=3)
     check(doc.get("stop_reason") == "Terminated" and doc["verdict"]["exit_code"] == 1,

@@ -17,7 +17,8 @@ import sys
 import tempfile
 import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
-from pmdtest import PMDSTRESS, SOURCE_DIR, check, done, is_root  # noqa: E402
+from pmdtest import (NOBODY, PMDSTRESS, SOURCE_DIR, check, done, is_root, reachable,  # noqa: E402
+                     skip_part)
 
 # tools/testing/selftests/kselftest.h; runner.sh: skip_rc=4
 KSFT_PASS, KSFT_FAIL, KSFT_SKIP = 0, 1, 4
@@ -31,12 +32,16 @@ base = ["--threads", "4", "--size", "16M", "--progress", "off"]
 
 
 def wrapper(args, prefix=(), timeout=90):
-    """Run the wrapper as the runner does (executed, not sourced)."""
+    """Run the wrapper as the runner does (executed, not sourced); as another
+    user (@prefix), copies of it and of pmdstress that user can reach."""
     if os.path.exists(out_json):
         os.unlink(out_json)
-    env = dict(os.environ, PMDSTRESS=os.path.abspath(PMDSTRESS), PMDSTRESS_OUT=tmp)
-    return subprocess.run(list(prefix) + [WRAPPER] + base + list(args), capture_output=True,
-                          text=True, timeout=timeout, env=env)
+    script, pmd = WRAPPER, os.path.abspath(PMDSTRESS)
+    if prefix:
+        script, pmd = reachable(WRAPPER), reachable(pmd)
+    env = dict(os.environ, PMDSTRESS=pmd, PMDSTRESS_OUT=tmp)
+    return subprocess.run(list(prefix) + [script] + base + list(args), capture_output=True,
+                          text=True, timeout=timeout, env=env, cwd=tmp if prefix else None)
 
 
 def report():
@@ -70,10 +75,9 @@ if rc is not None:
 
 # cannot run here (pmdstress 125): KSFT_SKIP. sysfs needs root: run it alone,
 # as nobody when we are root.
-nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 if not is_root() or shutil.which("setpriv"):
     p = wrapper(["--duration", "1s", "--stressors", "sysfs"],
-                prefix=nobody if is_root() else ())
+                prefix=NOBODY if is_root() else ())
     check(p.returncode == KSFT_SKIP,
           f"every stressor skipped: exit {KSFT_SKIP}, KSFT_SKIP (got {p.returncode})\n{p.stderr}")
     check("ok 1 stressor_sysfs # SKIP needs root" in p.stdout,
@@ -81,7 +85,7 @@ if not is_root() or shutil.which("setpriv"):
     check(report().get("verdict", {}).get("exit_code") == 125,
           f"skip: pmdstress itself said 125, cannot run here\n{p.stderr}")
 else:
-    print("# SKIP skip case: root without setpriv cannot make sysfs unrunnable")
+    skip_part("skip case: root without setpriv cannot make sysfs unrunnable")
 
 # a hang (pmdstress 4, which the runner would read as KSFT_SKIP): KSFT_FAIL
 t0 = time.monotonic()

@@ -6,8 +6,10 @@
 by a real TAP consumer (Perl's prove): a clean run passes; an injected
 corruption, a hang, a SIGSEGV on a live chunk and (as root) a kernel splat
 each fail exactly their check, and prove fails that test; a skipped stressor,
-and one that ran but did no operation, is "ok ... # SKIP reason"; and
-'--ktap -' keeps stdout pure TAP."""
+one that ran but did no operation, and a check that could not run (nothing
+moved between nodes, nothing verified, no race possible with one racer, the
+kernel log not watched) is "ok ... # SKIP reason"; and '--ktap -' keeps
+stdout pure TAP."""
 import os
 import re
 import shutil
@@ -16,7 +18,7 @@ import sys
 import tempfile
 import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
-from pmdtest import PMDSTRESS, check, done, run, skip  # noqa: E402
+from pmdtest import PMDSTRESS, check, done, reachable, run, skip, skip_part  # noqa: E402
 
 PROVE = shutil.which("prove")
 if not PROVE:
@@ -77,9 +79,12 @@ r = run(base + ["--quiet", "--ktap", tap])
 check(r.rc == 0, f"clean run exits 0\n{r.show()}")
 text = open(tap).read() if os.path.exists(tap) else ""
 res = well_formed(text, "clean")
-for name in ["stressor_fault", "no_corruption", "no_fault_on_live_chunk", "no_misplaced_page",
-             "no_kernel_splat", "no_hang", "no_internal_error"]:
+for name in ["stressor_fault", "no_corruption", "no_fault_on_live_chunk", "no_hang",
+             "no_internal_error"] + (["no_kernel_splat"] if os.geteuid() == 0 else []):
     check(name in res and res[name][0] and res[name][3] is None, f"clean: '{name}' is ok")
+m = res.get("no_misplaced_page")
+check(m and m[0] and m[3] == "SKIP" and "no held chunk was moved" in m[4],
+      f"clean, no migrate stressor: 'no_misplaced_page # SKIP <why>' ({m})")
 rc, out = prove(tap)
 check(rc == 0 and "Result: PASS" in out, f"prove passes the clean run's KTAP\n{out}")
 check(f"seed {r.doc['seed']}" in text, "the KTAP diagnostics name the seed to replay")
@@ -156,7 +161,7 @@ if os.geteuid() == 0:
     check(re.search(r"^# bad page map: .*" + re.escape(splat), text, re.M),
           f"splat: a diagnostic quotes the kernel's line\n{text}")
 else:
-    print("# SKIP splat check: writing into /dev/kmsg needs root")
+    skip_part("splat check: writing into /dev/kmsg needs root")
 
 # a stressor that ran but did no operation tested nothing: a skip, never a
 # pass, and no failure either (the run is clean). fork paced at 1/s takes its
@@ -175,6 +180,24 @@ check(res.get("stressor_fault", (False,))[0] and res["stressor_fault"][3] is Non
 rc, out = prove(tap)
 check(rc == 0 and "Result: PASS" in out and "# SKIP ran " in out,
       f"idle partner: prove passes and counts the skip\n{out}")
+
+# one racer: no race was possible, and the report says so; nothing verified: no
+# corruption check
+tap = os.path.join(tmp, "alone.tap")
+r = run(base[:1] + ["1"] + base[2:] + ["--ktap", tap], json_report=False)
+text = open(tap).read() if os.path.exists(tap) else ""
+res = well_formed(text, "one racer")
+rw = res.get("seed_race_exercised")
+check(r.rc == 0 and rw and rw[0] and rw[3] == "SKIP" and "one racer per group" in rw[4],
+      f"--threads 1: 'seed_race_exercised # SKIP one racer per group ...' ({rw})")
+check(re.search(r"^no race was possible: one racer per group", r.out, re.M),
+      f"--threads 1: the text report says no race was possible\n{r.out[-600:]}")
+tap = os.path.join(tmp, "noverify.tap")
+r = run(base + ["--quiet", "--verify", "off", "--ktap", tap], json_report=False)
+res = well_formed(open(tap).read() if os.path.exists(tap) else "", "verify off")
+c = res.get("no_corruption")
+check(r.rc == 0 and c and c[0] and c[3] == "SKIP" and "--verify off" in c[4],
+      f"--verify off: 'no_corruption # SKIP verification off ...' ({c})")
 
 # '--ktap -': stdout is pure TAP, the text report and the verdict go to stderr
 p = subprocess.run([PMDSTRESS] + base + ["--ktap", "-"], capture_output=True, text=True,
@@ -201,7 +224,7 @@ setpriv = shutil.which("setpriv")
 if root_only and setpriv and os.geteuid() == 0:
     os.chmod(tmp, 0o777)
     tap = os.path.join(tmp, "skip.tap")
-    p = subprocess.run([setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", PMDSTRESS]
+    p = subprocess.run([setpriv, "--reuid=65534", "--regid=65534", "--clear-groups", reachable(PMDSTRESS)]
                        + base[:-1] + [f"fault,{root_only[0]}", "--quiet", "--ktap", tap],
                        capture_output=True, text=True, timeout=60)
     # named with --stressors and not run: the run did not test what was asked (exit 125)
@@ -212,14 +235,21 @@ if root_only and setpriv and os.geteuid() == 0:
     s = res.get(f"stressor_{root_only[0]}")
     check(s and s[0] and s[3] == "SKIP" and "root" in s[4],
           f"skipped stressor: 'ok N stressor_{root_only[0]} # SKIP <reason>' ({s})")
-    check(re.search(r"^# kernel log not watched: /dev/kmsg .*; only the taint mask was$", text,
-                    re.M) and res["no_kernel_splat"][0],
-          "as nobody: no_kernel_splat says the kernel log was not watched, only the taint mask")
+    ks = res.get("no_kernel_splat")
+    restricted = open("/proc/sys/kernel/dmesg_restrict").read().strip() == "1"
+    if restricted:
+        check(ks and ks[0] and ks[3] == "SKIP" and
+              re.match(r"kernel log not watched: /dev/kmsg .*; only the taint mask was$", ks[4]),
+              f"as nobody, dmesg_restrict=1: 'no_kernel_splat # SKIP kernel log not watched: "
+              f"...' ({ks})")
+    else:
+        check(ks and ks[0] and ks[3] is None, f"as nobody, dmesg_restrict=0: the log was "
+              f"read, no_kernel_splat is ok ({ks})")
     rc, out = prove(tap)
     check(rc == 0 and "Result: PASS" in out and "# SKIP" in out,
           f"prove counts the skip, not a failure\n{out}")
 else:
-    print(f"# SKIP skip-path check: needs a [root] stressor ({root_only}), setpriv and root")
+    skip_part(f"skip-path check: needs a [root] stressor ({root_only}), setpriv and root")
 
 shutil.rmtree(tmp, ignore_errors=True)
 done()

@@ -30,7 +30,7 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "partners2"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from pmdtest import PMDSTRESS, check, done, is_root, skip  # noqa: E402
+from pmdtest import PMDSTRESS, check, done, is_root, reachable, skip, skip_part  # noqa: E402
 from cgroup import Cgroup  # noqa: E402
 import thpsnap  # noqa: E402
 
@@ -48,7 +48,7 @@ def case(name, why_not):
     """Whether case @name runs; if it cannot (@why_not), say why, visibly."""
     if why_not:
         cases_skipped.append(f"{name}: {why_not}")
-        print(f"# SKIP {name}: {why_not}")
+        skip_part(f"{name}: {why_not}")
         print(f"test_exhaustion: SKIP {name}: {why_not}", file=sys.stderr)
         return False
     cases_ran.append(name)
@@ -103,11 +103,11 @@ def left_behind(grace=3.0):
     return left
 
 
-def run(args, prefix=(), timeout=180, preexec=None, json_report=True):
+def run(args, prefix=(), timeout=180, preexec=None, json_report=True, binary=PMDSTRESS):
     path = os.path.join(tmp, "r.json")
     if os.path.exists(path):
         os.unlink(path)
-    cmd = list(prefix) + [PMDSTRESS] + QUIET + list(args) + (["--json", path] if json_report else [])
+    cmd = list(prefix) + [binary] + QUIET + list(args) + (["--json", path] if json_report else [])
     t0 = time.monotonic()
     p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout,
                        preexec_fn=preexec)
@@ -164,7 +164,8 @@ if case("RLIMIT_NPROC", NO_PRLIMIT or (None if not is_root() or shutil.which("se
                                       "bind root)")):
     with settings_kept("RLIMIT_NPROC"):
         rc, out, err, doc, dt = run(["--threads", "64", "--duration", "1s", "--size", "16M"],
-                                    prefix=prefix, json_report=False)
+                                    prefix=prefix, json_report=False,
+                                    binary=reachable(PMDSTRESS) if is_root() else PMDSTRESS)
     no_crash("RLIMIT_NPROC", rc, err)
     check(re.search(r"only \d+ of 64 worker threads could be created", err),
           f"RLIMIT_NPROC: fewer threads, said loudly ({err.strip()[:300]!r})")

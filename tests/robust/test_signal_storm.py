@@ -6,7 +6,8 @@ of threads being made), in the middle of fork and exec storms, during bench
 rounds, around the end of the run while the report is written, with the
 sysfs stressor changing THP settings (root). Each run must end by itself
 within seconds: with a full JSON report, ending by the signal (or exit 0
-when the run had ended before it; 130 after a second SIGINT, no report),
+when the run had ended before it; 6 after a second, different signal, no
+report; the same signal again is the same stop, with its report),
 leave no process behind (the test is a child subreaper, so every
 orphan comes to it), and leave every THP sysfs file as it was. A signal
 that arrives before main() has blocked it (the process is still loading;
@@ -94,10 +95,15 @@ def one(i):
     name, args = rnd.choice(SCENARIOS)
     sig = rnd.choice(SIGS)
     delay = rnd.uniform(0.0, 1.5)
-    second = sig == signal.SIGINT and rnd.random() < 0.25
+    # a quarter: the same signal again (a repeat: the same stop) or another one (a
+    # second signal: exit 6 at once, no report)
+    second = rnd.choice([sig, signal.SIGTERM if sig != signal.SIGTERM else signal.SIGINT]) \
+        if rnd.random() < 0.25 else None
+    other = second is not None and second != sig
     to_group = rnd.random() < 0.3
     path = os.path.join(tmp, f"r{i}.json")
-    what = (f"run {i}: {name}, {signal.Signals(sig).name}{' twice' if second else ''} "
+    what = (f"run {i}: {name}, {signal.Signals(sig).name}"
+            f"{' then ' + signal.Signals(second).name if second else ''} "
             f"{'to the group ' if to_group else ''}after {delay:.2f}s")
     guard = thpsnap.Guard() if name == "sysfs" else thpsnap.Lock()
     with guard:
@@ -111,7 +117,7 @@ def one(i):
             (os.killpg if to_group else os.kill)(p.pid, sig)
             if second:
                 time.sleep(rnd.uniform(0.0, 0.3))
-                (os.killpg if to_group else os.kill)(p.pid, signal.SIGINT)
+                (os.killpg if to_group else os.kill)(p.pid, second)
         except ProcessLookupError:
             pass  # it had ended already
         try:
@@ -140,10 +146,10 @@ def one(i):
     # -sig: ended by the signal after its report (its last stderr line says so), or
     # killed before main() blocked it: then it said nothing at all
     reported = rc == 0 or (rc == -sig and "ending by the signal" in err)
-    ok_rc = rc == 0 or (second and rc == 128 + signal.SIGINT) or \
+    ok_rc = rc == 0 or (other and rc == 6) or \
         (rc == -sig and (reported or not err.strip()))
     check(ok_rc, f"{what}: exit {rc} (the signal after the report, 0 if the run had ended, "
-          f"130 after a second SIGINT){'' if ok_rc else chr(10) + err[-3000:]}")
+          f"6 after another signal){'' if ok_rc else chr(10) + err[-3000:]}")
     check(dt < 30, f"{what}: ended {dt:.1f}s after the signal")
     if reported:
         doc = None
@@ -161,7 +167,7 @@ def one(i):
               f"{what}: nothing left behind ({len(left)} running, {zombies} zombies)")
     else:
         check(not left, f"{what}: no process still running 3s after the exit ({left})")
-    if rc == 128 + signal.SIGINT or (rc < 0 and not reported):
+    if rc == 6 or (rc < 0 and not reported):
         check(not os.path.exists(path), f"{what}: an exit at once writes no report")
     check(after == before, f"{what}: THP settings as before "
           f"({thpsnap.diff(before, after) or 'same'})")

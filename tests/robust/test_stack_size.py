@@ -10,7 +10,7 @@ stack and a 16K worker died of SIGSEGV), the fork checker with --fork-leak
 import os
 import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
-from pmdtest import check, done, is_root, run  # noqa: E402
+from pmdtest import check, done, is_root, run, skip_part  # noqa: E402
 
 MIN = "16K"
 r = run(["--stack-size", "15K", "--duration", "1s"], json_report=False)
@@ -24,7 +24,7 @@ base = ["--stack-size", MIN, "--duration", "2s", "--size", "32M", "--progress", 
 def ran_clean(what, args, stressors, may_not_run=False):
     r = run(base + args)
     if may_not_run and r.rc == 125:
-        print(f"# {what}: cannot run here: {r.err.strip()[-200:]}")
+        skip_part(f"{what}: cannot run here: {r.err.strip()[-200:]}")
         return r
     check(r.rc == 0 and r.doc and r.doc["verdict"]["status"] == "clean",
           f"{what}: clean at --stack-size {MIN}\n{r.show()}")

@@ -17,7 +17,7 @@ import shutil
 import subprocess
 import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
-from pmdtest import BUILD_DIR, SOURCE_DIR, check, done, skip  # noqa: E402
+from pmdtest import BUILD_DIR, SOURCE_DIR, check, done, skip, skip_part  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CANARY = os.path.join(HERE, "static_canary.c")
@@ -45,12 +45,12 @@ if cppcheck:
     check(r.returncode == 0 and not r.stderr.strip(),
           f"cppcheck: src/ and stress/ are clean (rc {r.returncode})\n{r.stderr.strip()[:6000]}")
 else:
-    print("# SKIP cppcheck is not installed")
+    skip_part("cppcheck is not installed")
 
 # ---- clang-tidy --------------------------------------------------------------------------
 db = os.path.join(BUILD_DIR, "compile_commands.json")
 if not tidy:
-    print("# SKIP clang-tidy is not installed")
+    skip_part("clang-tidy is not installed")
     done()
 if not os.path.exists(db):
     check(False, f"{db} exists (CMAKE_EXPORT_COMPILE_COMMANDS)")

@@ -120,7 +120,9 @@ if os.path.exists(race_json):
     one(["--replay", race_json, "--duration", "1s"], {0}, "--replay of the race report")
 for args, what in [([race_json, race_json], "compare A A"),
                    ([bench_json, bench_json, "--threshold", "5"], "compare with --threshold"),
-                   ([race_json, bench_json], "compare of different runs (refused, exit 2)")]:
+                   ([race_json, bench_json], "compare of different runs (refused, exit 2)"),
+                   ([f"{bench_json},{bench_json}", f"{bench_json},{race_json},{bench_json}",
+                     "--all", "--threshold", "0"], "compare of sides of several reports")]:
     r = sh([binary, "compare"] + args, timeout=120)
     check(not reports(r.stderr) and r.returncode in (0, 1, 2),
           f"ASan clean: {what} (rc {r.returncode})" + (

@@ -2,10 +2,12 @@
 /*
  * The statistics behind 'pmdstress compare': mean and stddev (Welford),
  * the incomplete beta function, Student's t critical values against the
- * published two-sided table, and Welch's test on worked examples.
+ * published two-sided table, Welch's test on worked examples, Holm's
+ * correction against hand-computed adjusted p-values, and the across-boots
+ * samples: one mean per boot, tested across boots.
  */
 #include "check.h"
-#include "compare.h"
+#include "significance.h"
 
 #include <math.h>
 
@@ -141,11 +143,88 @@ static void test_welch(void)
 	CHECK(!t.testable && !t.significant, "n = 1 on a side: no test");
 }
 
+static void test_holm(void)
+{
+	/* R: p.adjust(c(0.01, 0.02, 0.03, 0.04, 0.05), "holm") */
+	static const double p5[] = { 0.01, 0.02, 0.03, 0.04, 0.05 };
+	static const double want5[] = { 0.05, 0.08, 0.09, 0.09, 0.09 };
+	/* out of order; by hand: 0.005*4, 0.01*3, 0.03*2, max(0.06, 0.04*1) */
+	static const double p4[] = { 0.01, 0.04, 0.03, 0.005 };
+	static const double want4[] = { 0.03, 0.06, 0.06, 0.02 };
+	static const double big[] = { 0.5, 0.9, NAN };
+	double adj[5];
+	unsigned i;
+
+	CHECK(pmd_holm(p5, 5, adj) == 0, "holm of 5");
+	for (i = 0; i < 5; i++)
+		CHECK(close_to(adj[i], want5[i], 1e-12), "holm p[%u] %.4f -> %.4f (%.2f)", i, p5[i],
+		      adj[i], want5[i]);
+	pmd_holm(p4, 4, adj);
+	for (i = 0; i < 4; i++)
+		CHECK(close_to(adj[i], want4[i], 1e-12), "holm, unsorted: p[%u] %.3f -> %.4f (%.2f)",
+		      i, p4[i], adj[i], want4[i]);
+	/* 0.02 stays under 0.05 (rejected); 0.03 is the first kept, so all after it are too */
+	CHECK(adj[3] < 0.05 && adj[0] < 0.05 && !(adj[2] < 0.05) && !(adj[1] < 0.05),
+	      "at 0.05: the two smallest are rejected, the others kept");
+	pmd_holm(big, 3, adj);
+	CHECK(adj[0] == 1 && adj[1] == 1 && adj[2] == 1, "capped at 1; NaN counts as 1 (%g %g %g)",
+	      adj[0], adj[1], adj[2]);
+	pmd_holm(p5, 1, adj);
+	CHECK(adj[0] == 0.01, "a family of one is not adjusted");
+	CHECK(pmd_holm(p5, 0, adj) == 0, "an empty family");
+}
+
+/*
+ * Three boots a side, ten rounds each. The boots' means scatter by 10
+ * (100, 110, 90), the rounds within a boot by 0.3; B is every value plus 8.
+ * One mean per boot: t = 8 / sqrt(100/3 + 100/3) = 0.9798 on 4 df, p = 0.3827,
+ * no change. The same 30 values a side taken as independent: t = 3.729 on
+ * 58 df, p = 0.00044, a "change" that is only boot-to-boot drift. (p by
+ * Simpson's rule on the t density, apart from the code under test.)
+ */
+static void test_nested(void)
+{
+	static const double means[] = { 100, 110, 90 };
+	struct pmd_nested a = { 0 }, b = { 0 };
+	struct pmd_welch t;
+	unsigned i, j;
+
+	for (i = 0; i < 3; i++) {
+		for (j = 0; j < 10; j++) {
+			pmd_nested_add(&a, means[i] - 0.45 + 0.1 * j);
+			pmd_nested_add(&b, means[i] + 8 - 0.45 + 0.1 * j);
+		}
+		pmd_nested_end_unit(&a);
+		pmd_nested_end_unit(&b);
+	}
+	pmd_nested_end_unit(&a); /* closing an empty unit adds nothing */
+	CHECK(a.across.n == 3 && close_to(a.across.mean, 100, 1e-9),
+	      "across boots: 3 samples, mean 100 (%lu, %g)", a.across.n, a.across.mean);
+	CHECK(close_to(pmd_welford_stddev(&a.across), 10, 1e-9), "boot-to-boot sd 10 (%.6f)",
+	      pmd_welford_stddev(&a.across));
+	CHECK(a.flat.n == 30 && close_to(pmd_welford_stddev(&a.flat), 8.309684835718, 1e-9),
+	      "all rounds: 30 values, sd 8.3097 (%.6f)", pmd_welford_stddev(&a.flat));
+	CHECK(close_to(pmd_nested_within_sd(&a), 0.302765035410, 1e-9),
+	      "within a boot: pooled sd 0.3028 (%.6f)", pmd_nested_within_sd(&a));
+	pmd_welch_test(&a.across, &b.across, 0.05, &t);
+	CHECK(close_to(t.t, 0.979795897113, 1e-9) && close_to(t.df, 4, 1e-9),
+	      "one mean per boot: t %.6f on %.3f df (0.979796 on 4)", t.t, t.df);
+	CHECK(close_to(t.p, 0.382662951281, 1e-6) && !t.significant,
+	      "one mean per boot: p %.6f (0.382663), not significant", t.p);
+	pmd_welch_test(&a.flat, &b.flat, 0.05, &t);
+	CHECK(close_to(t.t, 3.728645235314, 1e-9) && close_to(t.df, 58, 1e-9),
+	      "rounds as samples: t %.6f on %.3f df (3.728645 on 58)", t.t, t.df);
+	CHECK(close_to(t.p, 0.000439209762, 1e-7) && t.significant,
+	      "rounds as samples: p %.7f (0.0004392): drift taken for a change", t.p);
+}
+
 int main(void)
 {
 	test_welford();
 	test_betai();
 	test_student();
 	test_welch();
+	test_holm();
+	test_nested();
 	return check_done();
 }

@@ -50,6 +50,7 @@ case $rc in
 3)	why="kernel log splat or new taint" ;;
 4)	why="hang" ;;
 5)	why="internal error" ;;
+6)	why="stopped at once by a second signal: no report" ;;
 129|130|143) why="stopped by a signal before its end, clean so far" ;;
 *)	why="not a pmdstress verdict (killed by a signal?)" ;;
 esac
