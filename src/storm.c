@@ -236,12 +236,13 @@ static int send_rounds(struct pmd_run *run)
 int pmd_storm_results(struct pmd_run *run, bool final)
 {
 	/* a copy, so that the reasons can travel as text without touching the run */
-	struct pmd_run *c = malloc(sizeof(*c));
+	struct pmd_run *c;
 	unsigned i;
 	int rc;
 
 	if (run->storm_fd < 0)
 		return 0;
+	c = malloc(sizeof(*c));
 	if (!c)
 		return -ENOMEM;
 	memcpy(c, run, sizeof(*c));
