@@ -246,6 +246,8 @@ static void log_prune(struct sup *s, size_t room)
 			s->log_lost++; /* no room: the oldest goes */
 		off += sizeof(h) + h.len;
 	}
+	if (!off)
+		return; /* (nothing kept yet: no buffer to move in) */
 	memmove(s->log, s->log + off, s->log_len - off);
 	s->log_len -= off;
 }
