@@ -391,8 +391,9 @@ static int take_stressor(struct cmp *c, unsigned fi, const struct pmd_jctx *x, c
 		if (add_value(c, fi, cs->name, m, b, CMP_U_RATE, pmd_jnum(ps)))
 			return pmd_jerr(x, where, "out of memory");
 	}
-	rc =
-	    take_latencies(c, fi, x, lats, cs->name, faults ? pmd_jnum(faults) : 0, where, collect);
+	/* not collecting (the check pass), there is no section yet: only the shape is read */
+	rc = take_latencies(c, fi, x, lats, cs ? cs->name : json_string_value(name),
+			    faults ? pmd_jnum(faults) : 0, where, collect);
 	return rc == -ENOMEM ? pmd_jerr(x, where, "out of memory") : rc;
 }
 

@@ -118,8 +118,9 @@ r = run(["-c", wrapper, PMDSTRESS] + BASE, binary=sys.executable)
 c = r.stressor("collapse")
 check(c is not None and c["status"] == "skipped" and "PR_SET_THP_DISABLE" in c.get("reason", ""),
       f"THP disabled: collapse skipped with the reason ({c and c.get('reason')!r})")
-check(r.rc == 0 and r.stressor("fault")["status"] == "ran",
-      f"THP disabled: the storm still runs (rc {r.rc})")
+# collapse named by --stressors and unable to run: exit 125 (README, Exit status)
+check(r.rc == 125 and r.stressor("fault")["status"] == "ran",
+      f"THP disabled: the storm still runs, the run exits 125 for the named collapse (rc {r.rc})")
 r = run(["-c", wrapper, PMDSTRESS] + BASE + ["--stressors", "collapse"], binary=sys.executable)
 check(r.rc == 125, f"THP disabled, collapse alone: nothing could run, exit 125 (got {r.rc})")
 

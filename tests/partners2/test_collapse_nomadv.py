@@ -45,8 +45,9 @@ try:
           "kernel lacks MADV_COLLAPSE" in c.get("reason", ""),
           f"MADV_COLLAPSE refused: collapse skipped naming it ({c and c.get('reason')!r})")
     check(c is not None and "ops" not in c, "a skipped stressor reports no ops, never a pass")
-    check(r.rc == 0 and r.stressor("fault")["status"] == "ran" and r.doc["events"]["total"] == 0,
-          f"MADV_COLLAPSE refused: the storm still runs, clean (rc {r.rc})" +
+    # collapse named by --stressors and unable to run: exit 125 (README, Exit status)
+    check(r.rc == 125 and r.stressor("fault")["status"] == "ran" and r.doc["events"]["total"] == 0,
+          f"MADV_COLLAPSE refused: the storm still runs, clean, exit 125 (rc {r.rc})" +
           ("" if r.rc == 0 else f"\n{r.show()}"))
     r = run([PMDSTRESS] + BASE + ["--stressors", "collapse"], binary=helper)
     check(r.rc == 125, f"MADV_COLLAPSE refused, collapse alone: nothing could run, exit 125 "

@@ -33,7 +33,7 @@ from pmdtest import check, done, spawn  # noqa: E402
 WARMUP = 30            # samples (seconds) left out at the start: RSS levels off by then
 WINDOW = 10            # samples per compared window
 HEAP_BOUND = 256 * 1024
-LEAK_PER_ROUND = 64    # bytes: a malloc leak per race round the heap bound must catch
+LEAK_PER_ROUND = 128   # bytes: a malloc leak per race round the heap bound must catch (CI at load: ~4000 rounds)
 
 tmp = tempfile.mkdtemp(prefix="pmdsoak-")
 series, report, tap = (os.path.join(tmp, f) for f in ("s.jsonl", "r.json", "r.tap"))
