@@ -66,7 +66,8 @@ static int write_all(int fd, const void *p, size_t len)
 static int send_msg(struct pmd_run *run, enum pmd_msg_type type, uint32_t arg, const void *p,
 		    uint32_t len, bool quiet)
 {
-	struct pmd_msg_hdr h = { .magic = PMD_MSG_MAGIC, .type = type, .arg = arg, .len = len };
+	struct pmd_msg_hdr h = { .magic = PMD_MSG_MAGIC, .type = type, .arg = arg, .len = len,
+				 .image = (uintptr_t)pmd_stressors };
 	int queued = 0, rc;
 
 	if (run->storm_fd < 0)
@@ -271,32 +272,36 @@ int pmd_storm_results(struct pmd_run *run, bool final)
 
 /* ---- the supervisor's side ------------------------------------------------------ */
 
-static const struct pmd_stressor *known_stressor(const struct pmd_stressor *st)
+/* Ours of the stressor the storm's @st points to, or NULL. */
+static const struct pmd_stressor *known_stressor(const struct pmd_storm_view *s,
+						 const struct pmd_stressor *st)
 {
 	unsigned i;
 
 	for (i = 0; pmd_stressors[i]; i++)
-		if (pmd_stressors[i] == st)
-			return st;
+		if ((uintptr_t)pmd_stressors[i] + s->image_delta == (uintptr_t)st)
+			return pmd_stressors[i];
 	return NULL;
 }
 
-static const char *known_name(const char *name)
+/* Ours of the stressor name the storm's @name points to, or NULL. */
+static const char *known_name(const struct pmd_storm_view *s, const char *name)
 {
 	unsigned i;
 
 	for (i = 0; name && pmd_stressors[i]; i++)
-		if (pmd_stressors[i]->name == name)
-			return name;
+		if ((uintptr_t)pmd_stressors[i]->name + s->image_delta == (uintptr_t)name)
+			return pmd_stressors[i]->name;
 	return NULL;
 }
 
 #define TERMINATE(a) ((a)[sizeof(a) - 1] = '\0')
 
-static void take_event(struct pmd_event *e, const struct pmd_event *from)
+static void take_event(const struct pmd_storm_view *s, struct pmd_event *e,
+		       const struct pmd_event *from)
 {
 	*e = *from;
-	e->stressor = known_name(from->stressor);
+	e->stressor = known_name(s, from->stressor);
 	if (e->ring_len > PMD_RING_LEN)
 		e->ring_len = PMD_RING_LEN;
 	TERMINATE(e->text);
@@ -305,7 +310,7 @@ static void take_event(struct pmd_event *e, const struct pmd_event *from)
 /* A stressor instance as the storm had it; false if it is not one this program has. */
 static bool take_sinst(struct pmd_storm_view *s, struct pmd_sinst *si, const struct pmd_sinst *from)
 {
-	const struct pmd_stressor *st = known_stressor(from->st);
+	const struct pmd_stressor *st = known_stressor(s, from->st);
 	int k = st ? pmd_stressor_index(st) : -1;
 
 	if (k < 0)
@@ -427,7 +432,7 @@ static void take_run(struct pmd_storm_view *s, const struct pmd_run *r, bool fin
 	TERMINATE(run->first_internal);
 	run->nkept = r->nkept < PMD_EVENTS_KEPT ? r->nkept : PMD_EVENTS_KEPT;
 	for (i = 0; i < run->nkept; i++)
-		take_event(&run->kept[i], &r->kept[i]);
+		take_event(s, &run->kept[i], &r->kept[i]);
 	run->dumped = r->dumped;
 	/* the probe's descriptors, as "was open": pmd_thp_probe_method() reads only that */
 	run->pagemap_fd = r->pagemap_fd >= 0 ? INT32_MAX : -1;
@@ -632,7 +637,7 @@ static bool take_message(struct pmd_storm_view *s, const struct pmd_msg_hdr *h, 
 		if (h->len != sizeof(struct pmd_event))
 			return false;
 		if (run->nkept < PMD_EVENTS_KEPT)
-			take_event(&run->kept[run->nkept++], (const struct pmd_event *)p);
+			take_event(s, &run->kept[run->nkept++], (const struct pmd_event *)p);
 		return true;
 	case PMD_MSG_RUN:
 		if (h->len != sizeof(struct pmd_run))
@@ -712,6 +717,7 @@ bool pmd_storm_read(struct pmd_storm_view *s, int fd)
 			off -= (uintptr_t)p & 7;
 			p = s->buf + off + sizeof(h);
 		}
+		s->image_delta = (uintptr_t)h.image - (uintptr_t)pmd_stressors;
 		if (pmd_msg_sum(p, h.len) != h.sum || !take_message(s, &h, p, now)) {
 			s->damaged = true;
 			break;

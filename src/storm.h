@@ -42,6 +42,12 @@ enum pmd_phase {
 struct pmd_msg_hdr {
 	uint32_t magic, type, arg, len;
 	uint64_t sum; /* of the payload */
+	/*
+	 * Where the storm's image has pmd_stressors. A PIE build (the ASan
+	 * one) is loaded at another address in each process, so a stressor or
+	 * a name the storm points to is found in ours at the same offset.
+	 */
+	uint64_t image;
 };
 
 struct pmd_beat {
@@ -95,6 +101,7 @@ struct pmd_storm_view {
 	uint32_t phase; /* enum pmd_phase of the last beat */
 	int guard_pid;
 	uint64_t kmsg_seq;	 /* the last kernel log record its events cover */
+	uintptr_t image_delta;	 /* its image's address less ours (struct pmd_msg_hdr) */
 	uint64_t last_ns;	 /* when bytes last came */
 	uint64_t quiet_until_ns; /* it said it may be silent until then */
 };
