@@ -5,14 +5,19 @@
 #include "plot.h"
 #include "replay.h"
 #include "report.h"
+#include "restore_guard.h"
 #include "run.h"
 #include "usage.h"
 
 #include <pmdstress/pool.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
 
 static void help(void)
 {
@@ -35,7 +40,19 @@ static int usage_error(const char *msg)
 	return 2;
 }
 
-static int cmd_run(int argc, char **argv, int full_argc, char **full_argv)
+/* The storm process of a run (src/supervise.c): its end of the pipe, and the seed. */
+struct storm_args {
+	int fd;
+	uint64_t seed;
+};
+
+/*
+ * Parse the run's options; @storm: in the storm process, which parses what
+ * its supervisor parsed and printed already (a replay's differences), and
+ * runs with the seed the supervisor drew.
+ */
+static int cmd_run(int argc, char **argv, int full_argc, char **full_argv,
+		   const struct storm_args *storm)
 {
 	/*
 	 * The configuration (16 KiB) comes from the pool, as the run's state
@@ -45,7 +62,7 @@ static int cmd_run(int argc, char **argv, int full_argc, char **full_argv)
 	 */
 	struct pmd_config *cfg = pmd_pool_alloc(sizeof(*cfg));
 	char err[PMD_ERRLEN];
-	int rc;
+	int rc, quiet = -1, null;
 
 	if (!cfg)
 		return fprintf(stderr, "pmdstress: cannot allocate the configuration: %s\n",
@@ -53,11 +70,28 @@ static int cmd_run(int argc, char **argv, int full_argc, char **full_argv)
 		       5;
 	if (pmd_config_init(cfg, err, sizeof(err)))
 		return fprintf(stderr, "pmdstress: internal error: %s\n", err), 5;
-	if (pmd_replay_requested(argc, argv) ? pmd_replay_config(cfg, argc, argv, err, sizeof(err))
-					     : pmd_config_from_argv(cfg, argc, argv, err, sizeof(err)) ||
-						       pmd_config_finish(cfg, err, sizeof(err))) {
+	if (storm && (null = open("/dev/null", O_WRONLY | O_CLOEXEC)) >= 0) {
+		quiet = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+		if (quiet >= 0)
+			dup2(null, STDERR_FILENO);
+		close(null);
+	}
+	rc = pmd_replay_requested(argc, argv) ? pmd_replay_config(cfg, argc, argv, err, sizeof(err))
+					      : pmd_config_from_argv(cfg, argc, argv, err, sizeof(err)) ||
+							pmd_config_finish(cfg, err, sizeof(err));
+	if (quiet >= 0) {
+		dup2(quiet, STDERR_FILENO);
+		close(quiet);
+	}
+	if (rc) {
 		pmd_config_free(cfg);
 		return usage_error(err);
+	}
+	if (storm) {
+		cfg->seed_used = storm->seed;
+		rc = pmd_storm_main(cfg, storm->fd);
+		pmd_config_free(cfg);
+		return rc;
 	}
 	/* (two outputs on stdout, or in one file, were refused by pmd_config_finish) */
 	/* stdout is the report's alone: the text goes to stderr */
@@ -73,6 +107,28 @@ static int cmd_run(int argc, char **argv, int full_argc, char **full_argv)
 	return rc;
 }
 
+/* "--storm=FD,SEED" then the run's arguments as its supervisor got them. */
+static int storm_main(int argc, char **argv)
+{
+	struct storm_args st;
+	char *end;
+
+	st.fd = (int)strtol(argv[1] + strlen("--storm="), &end, 10);
+	st.seed = *end == ',' ? strtoull(end + 1, &end, 16) : 0;
+	if (*end || st.fd < 3 || !st.seed) {
+		fprintf(stderr, "pmdstress: %s: not a storm process's argument\n", argv[1]);
+		return 2;
+	}
+	prctl(PR_SET_NAME, "pmd/storm", 0, 0, 0); /* for ps, and the task dumps */
+	pmd_guard_run_pid(getppid());
+	argv[1] = argv[0];
+	argc--;
+	argv++;
+	if (argc > 1 && !strcmp(argv[1], "run"))
+		return cmd_run(argc - 2, argv + 2, argc, argv, &st);
+	return cmd_run(argc - 1, argv + 1, argc, argv, &st);
+}
+
 int main(int argc, char **argv)
 {
 	const char *cmd = argc > 1 ? argv[1] : "run";
@@ -81,6 +137,8 @@ int main(int argc, char **argv)
 	/* the exec stressor's child program: nothing to do, and as little as possible */
 	if (argc > 1 && !strcmp(argv[1], "--exec-child"))
 		return 0;
+	if (argc > 1 && !strncmp(argv[1], "--storm=", strlen("--storm=")))
+		return storm_main(argc, argv);
 	/* these read reports, not run options: their --help is their own */
 	if (!strcmp(cmd, "compare"))
 		return pmd_compare_main(argc - 2, argv + 2);
@@ -106,9 +164,9 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(cmd, "run"))
-		return cmd_run(argc - 2, argv + 2, argc, argv);
+		return cmd_run(argc - 2, argv + 2, argc, argv, NULL);
 	if (!strncmp(cmd, "--", 2) || argc == 1)
-		return cmd_run(argc - 1, argv + 1, argc, argv);
+		return cmd_run(argc - 1, argv + 1, argc, argv, NULL);
 	{
 		struct pmd_option cmds[16] = { PMD_OPT_END };
 		const char *s;

@@ -178,7 +178,7 @@ static void active_at(const struct pmd_run *run, uint64_t t, char *buf, size_t l
 	for (i = 0; i < run->nsinst && n < len; i++)
 		if (!run->sinst[i].skipped)
 			n += (size_t)snprintf(buf + n, len - n, " %s", run->sinst[i].st->name);
-	for (i = 0; i < run->arena.nchunks && found < 8 && n < len; i++) {
+	for (i = 0; run->arena.chunks && i < run->arena.nchunks && found < 8 && n < len; i++) {
 		const struct pmd_chunk *c = &run->arena.chunks[i];
 
 		for (j = 0; j < PMD_RING_LEN; j++) {
@@ -230,9 +230,22 @@ static void kernel_line(struct pmd_run *run, const struct pmd_kmsg_record *r)
 	ev.t_ns = (uint64_t)((int64_t)(r->ts_us * 1000) - m->clock_off_ns); /* on our clock */
 	ev.worker = -1;
 	ev.chunk = -1;
-	active_at(run, ev.t_ns, ctx, sizeof(ctx));
+	if (m->context)
+		snprintf(ctx, sizeof(ctx), " [%s]", m->context);
+	else
+		active_at(run, ev.t_ns, ctx, sizeof(ctx));
 	snprintf(ev.text, sizeof(ev.text), "%s: %.150s%.140s", what, r->text, ctx);
 	pmd_event_post(run, &ev);
+}
+
+void pmd_monitor_record(struct pmd_run *run, char *buf, size_t len)
+{
+	struct pmd_kmsg_record r;
+
+	if (!pmd_kmsg_parse(buf, len, &r))
+		return;
+	run->mon.kmsg_seq = r.seq;
+	kernel_line(run, &r);
 }
 
 static void drain_kmsg(struct pmd_run *run)
@@ -243,7 +256,6 @@ static void drain_kmsg(struct pmd_run *run)
 	if (m->kmsg_fd < 0)
 		return;
 	for (;;) {
-		struct pmd_kmsg_record r;
 		ssize_t n = read(m->kmsg_fd, buf, sizeof(buf) - 1);
 
 		if (n < 0 && errno == EPIPE)
@@ -251,8 +263,7 @@ static void drain_kmsg(struct pmd_run *run)
 		if (n <= 0)
 			return;
 		buf[n] = '\0';
-		if (pmd_kmsg_parse(buf, (size_t)n, &r))
-			kernel_line(run, &r);
+		pmd_monitor_record(run, buf, (size_t)n);
 	}
 }
 
@@ -278,6 +289,56 @@ static void check_taint(struct pmd_run *run)
 	snprintf(ev.text, sizeof(ev.text), "new taint %s (mask %#" PRIx64 ", was %#" PRIx64 ")",
 		 letters, now, m->taint0);
 	pmd_event_post(run, &ev);
+}
+
+char *pmd_task_dump(pid_t pid)
+{
+	size_t cap = 256u << 10, n = 0;
+	char dir[64], *out;
+	struct dirent *de;
+	DIR *d;
+
+	if (pid)
+		snprintf(dir, sizeof(dir), "/proc/%d/task", (int)pid);
+	else
+		snprintf(dir, sizeof(dir), "/proc/self/task");
+	d = opendir(dir);
+	out = malloc(cap);
+	if (!out || !d) {
+		if (d)
+			closedir(d);
+		free(out);
+		return NULL;
+	}
+	out[0] = '\0';
+	while ((de = readdir(d)) && n + 512 < cap) {
+		char path[384], comm[32] = "", stat[512] = "", wchan[96] = "", stack[4096] = "";
+		const char *state = "?";
+		char *p, *save = NULL;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/comm", dir, de->d_name);
+		pmd_read_text(path, comm, sizeof(comm));
+		snprintf(path, sizeof(path), "%s/%s/stat", dir, de->d_name);
+		pmd_read_text(path, stat, sizeof(stat));
+		p = strrchr(stat, ')'); /* "tid (comm) S ..." */
+		if (p && p[1] == ' ' && p[2]) {
+			p[3] = '\0';
+			state = p + 2;
+		}
+		snprintf(path, sizeof(path), "%s/%s/wchan", dir, de->d_name);
+		pmd_read_text(path, wchan, sizeof(wchan));
+		snprintf(path, sizeof(path), "%s/%s/stack", dir, de->d_name);
+		pmd_read_text(path, stack, sizeof(stack));
+		n += (size_t)snprintf(out + n, cap - n, "task %s %-15s state %s wchan %s\n",
+				      de->d_name, comm, state, wchan[0] ? wchan : "-");
+		for (p = strtok_r(stack, "\n", &save); p && n + 256 < cap;
+		     p = strtok_r(NULL, "\n", &save))
+			n += (size_t)snprintf(out + n, cap - n, "    %s\n", p);
+	}
+	closedir(d);
+	return out;
 }
 
 bool pmd_monitor_child_moving(struct pmd_run *run, unsigned i)
@@ -353,6 +414,10 @@ static void check_heartbeats(struct pmd_run *run, uint64_t now)
 
 	if (!m->hb_last)
 		return;
+	/* the kernel splatted: a stall now is the kernel's, not slowness (supervise.c) */
+	if (__atomic_load_n(&run->ev_count[PMD_EV_KERNEL_LOG], __ATOMIC_RELAXED) &&
+	    limit > PMD_SPLAT_LEASH_NS)
+		limit = PMD_SPLAT_LEASH_NS;
 	for (i = 0; i < run->nworkers; i++) {
 		const struct pmd_wstats *ws = &run->wstats[i];
 		uint64_t hb = pmd_counter_read(&ws->heartbeat);

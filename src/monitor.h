@@ -11,10 +11,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct pmd_run;
 
 #define PMD_KLOG_MAX (16u << 10)
+/*
+ * Once the kernel log had a splat, a worker or a storm that makes no progress
+ * for this long is a hang, whatever --hang-timeout says: after a BUG the
+ * kernel may have left it asleep for good.
+ */
+#define PMD_SPLAT_LEASH_NS 3000000000ull
 
 /*
  * Whether the kernel log is watched. Not root, it may be closed to us
@@ -49,6 +56,8 @@ struct pmd_monitor {
 	char *klog;
 	size_t klog_len;
 	unsigned context_left; /* lines still to keep after a splat */
+	uint64_t kmsg_seq;     /* the last record read */
+	const char *context;   /* said of a line instead of the active stressors, or NULL */
 	char *hang_dump;       /* every task's state, wchan and stack, on a hang; atomic */
 	bool dumping;	       /* atomic: the dump is taken (once a run) */
 	bool hang_posted;      /* atomic: a hang event was posted (once a run) */
@@ -68,6 +77,17 @@ void pmd_monitor_start(struct pmd_run *run);
  * Returns when the next slow check is due, on pmd_now_ns()'s clock.
  */
 uint64_t pmd_monitor_tick(struct pmd_run *run, uint64_t now);
+/*
+ * One record as read(2) from /dev/kmsg returns it (@buf is changed), taken
+ * as the monitor takes those it reads during the run: the supervisor's way
+ * to hand over what the kernel said after the storm's last read.
+ */
+void pmd_monitor_record(struct pmd_run *run, char *buf, size_t len);
+/*
+ * Every task of process @pid (0: this one): "task TID comm state S wchan W"
+ * and, where readable (root), its kernel stack. Malloc'ed, or NULL.
+ */
+char *pmd_task_dump(pid_t pid);
 /*
  * The round is over: read what the kernel logged until now, and judge
  * every worker's longest stall (a hang, if over --hang-timeout).

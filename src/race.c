@@ -22,9 +22,12 @@
 
 #include "run.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -399,6 +402,54 @@ static void tracer_free(struct race_tracer *tr)
 	free(tr);
 }
 
+/* What a process of @pid left when it died: its instance, then its kprobe events. */
+static void remove_left(int pid)
+{
+	char path[160], text[160];
+
+	snprintf(path, sizeof(path), TRACEFS "/instances/pmdstress-%d", pid);
+	if (rmdir(path) && errno != ENOENT)
+		return; /* busy: someone still reads it, and its kprobes are enabled there */
+	snprintf(text, sizeof(text), "-:pmdstress_%d/pmd_thp_path\n-:pmdstress_%d/pmd_pte_path\n",
+		 pid, pid);
+	if (!access(TRACEFS "/kprobe_events", W_OK))
+		kprobe_events(text);
+}
+
+/*
+ * Instances of runs that were killed before they could remove theirs (a
+ * storm process the kernel killed, a SIGKILL): each traced on, into a
+ * buffer of its own, the threads of its pids, whoever has them now.
+ */
+static void remove_stale(void)
+{
+	DIR *d = opendir(TRACEFS "/instances");
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		char *end;
+		long pid;
+
+		if (strncmp(e->d_name, "pmdstress-", 10))
+			continue;
+		pid = strtol(e->d_name + 10, &end, 10);
+		if (*end || pid <= 0 || pid > INT_MAX || !kill((pid_t)pid, 0) || errno != ESRCH)
+			continue;
+		remove_left((int)pid);
+	}
+	closedir(d);
+}
+
+void pmd_race_trace_remove(int pid)
+{
+	struct stat st;
+
+	if (!geteuid() && !stat(TRACEFS "/instances", &st))
+		remove_left(pid);
+}
+
 /* The fault workers' thread ids, for set_event_pid; false if none. */
 static bool racer_tids(struct pmd_run *run, char *buf, size_t len)
 {
@@ -460,6 +511,7 @@ void pmd_race_trace_start(struct pmd_run *run)
 	memset(tr->ev, 0xff, tr->capev * sizeof(*tr->ev));
 	if (!tracefs_root(tr, r->trace_why, sizeof(r->trace_why)))
 		goto fail;
+	remove_stale();
 	if (!file_has(TRACEFS "/events/kmem/mm_page_alloc/format", "order")) {
 		snprintf(r->trace_why, sizeof(r->trace_why),
 			 "no kmem:mm_page_alloc trace event in this kernel");

@@ -80,6 +80,8 @@ bool pmd_race_seed_of(const unsigned *paths, unsigned n);
 void pmd_race_trace_start(struct pmd_run *run); /* before the workers are released */
 uint64_t pmd_race_trace_poll(struct pmd_run *run); /* main loop; returns when next */
 void pmd_race_trace_stop(struct pmd_run *run);	   /* after they joined: the rest, then off */
+/* The supervisor: remove what a storm process of @pid left when it died. */
+void pmd_race_trace_remove(int pid);
 /* The figure a report gives: traced when the trace ran, else inferred. */
 uint64_t pmd_race_seed_count(const struct pmd_race *r, const char **how);
 struct json_t *pmd_race_json(const struct pmd_run *run, double secs);

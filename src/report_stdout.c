@@ -8,6 +8,7 @@
 #include "report.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 /*
@@ -19,7 +20,8 @@ static int kept_stdout_fd = -1;
 int pmd_report_take_stdout(void)
 {
 	fflush(stdout);
-	kept_stdout_fd = dup(STDOUT_FILENO);
+	/* close-on-exec: the storm process (src/supervise.c) holds no report's stdout */
+	kept_stdout_fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
 	if (kept_stdout_fd < 0)
 		return -errno;
 	if (dup2(STDERR_FILENO, STDOUT_FILENO) < 0)

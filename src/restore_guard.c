@@ -25,6 +25,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -53,6 +54,13 @@ static pid_t guard_pid;
 static unsigned guard_started; /* atomic */
 static unsigned guard_finished; /* atomic: "done" was sent */
 
+/*
+ * The run's process, when it is not this one (the storm's supervisor): the
+ * guardian names it and writes to its stderr, which outlives our own (a
+ * pipe the supervisor empties, and nobody once it was killed). 0: this one.
+ */
+static pid_t run_pid;
+
 /* In the child: what to put back. */
 static struct guard_rec saved[GUARD_MAX];
 static unsigned nsaved;
@@ -66,6 +74,15 @@ static void keep(const struct guard_rec *r)
 			return; /* the first save holds the value before the run */
 	if (nsaved < GUARD_MAX)
 		saved[nsaved++] = *r;
+}
+
+/* SIGUSR2: pmdstress is stuck in the kernel, and its supervisor left it behind */
+static volatile sig_atomic_t put_back_now;
+
+static void on_usr2(int sig)
+{
+	(void)sig;
+	put_back_now = 1;
 }
 
 static void put_back(pid_t parent)
@@ -92,7 +109,8 @@ static void put_back(pid_t parent)
 		return;
 	pmd_sigsafe_put("pmdstress guardian: pmdstress (pid ");
 	pmd_sigsafe_put_num((unsigned long)parent, 10);
-	pmd_sigsafe_put(") ended without restoring; put back ");
+	pmd_sigsafe_put(put_back_now ? ") is stuck in the kernel; put back "
+				     : ") ended without restoring; put back ");
 	pmd_sigsafe_put_num(nsaved - failed, 10);
 	pmd_sigsafe_put(" of ");
 	pmd_sigsafe_put_num(nsaved, 10);
@@ -112,15 +130,16 @@ static void close_others(int a, int b)
 			close(fd);
 }
 
-static void __attribute__((noreturn)) guard_main(int rfd, int keep_fd, pid_t parent)
+static void __attribute__((noreturn)) guard_main(int rfd, int keep_fd, int err_fd, pid_t parent)
 {
 	static const int quiet[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE, SIGTSTP,
-				     SIGTTIN, SIGTTOU, SIGUSR1, SIGUSR2 };
+				     SIGTTIN, SIGTTOU, SIGUSR1 };
 	static const int dflt[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGSYS };
 	struct sigaction sa;
+	struct pollfd pfd = { .fd = rfd, .events = POLLIN };
 	struct guard_rec r;
 	size_t have = 0;
-	sigset_t none;
+	sigset_t none, usr2;
 	unsigned i;
 	int fd;
 
@@ -133,10 +152,17 @@ static void __attribute__((noreturn)) guard_main(int rfd, int keep_fd, pid_t par
 	sa.sa_handler = SIG_DFL;
 	for (i = 0; i < sizeof(dflt) / sizeof(dflt[0]); i++)
 		sigaction(dflt[i], &sa, NULL);
+	sa.sa_handler = on_usr2;
+	sigaction(SIGUSR2, &sa, NULL);
+	/* SIGUSR2 comes only while ppoll() below waits: no wake-up is lost before a read */
 	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
+	sigemptyset(&usr2);
+	sigaddset(&usr2, SIGUSR2);
+	sigprocmask(SIG_SETMASK, &usr2, NULL);
 	setsid();
 	prctl(PR_SET_NAME, "pmd/guard", 0, 0, 0);
+	if (err_fd >= 0)
+		dup2(err_fd, STDERR_FILENO);
 	close_others(rfd, keep_fd);
 	/* the OOM killer should take the arena's owner, not the one who cleans up */
 	fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
@@ -148,8 +174,13 @@ static void __attribute__((noreturn)) guard_main(int rfd, int keep_fd, pid_t par
 		close(fd);
 	}
 	for (;;) {
-		ssize_t n = read(rfd, (char *)&r + have, sizeof(r) - have);
+		ssize_t n;
 
+		if (ppoll(&pfd, 1, NULL, &none) < 0 && errno == EINTR && !put_back_now)
+			continue;
+		if (put_back_now)
+			break;
+		n = read(rfd, (char *)&r + have, sizeof(r) - have);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -172,13 +203,24 @@ static void __attribute__((noreturn)) guard_main(int rfd, int keep_fd, pid_t par
 	_exit(0);
 }
 
+void pmd_guard_run_pid(pid_t pid)
+{
+	run_pid = pid;
+}
+
 int pmd_guard_start(int keep_fd)
 {
-	pid_t parent = getpid(), pid;
-	int p[2], err;
+	pid_t parent = run_pid ? run_pid : getpid(), pid;
+	int p[2], err, err_fd = -1;
+	char path[64];
 
 	if (__atomic_load_n(&guard_started, __ATOMIC_ACQUIRE))
 		return 0;
+	if (run_pid) {
+		/* appending: a log file the shell opened keeps what went before */
+		snprintf(path, sizeof(path), "/proc/%d/fd/2", (int)run_pid);
+		err_fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	}
 	/*
 	 * A socket pair, not a pipe: send() takes MSG_NOSIGNAL, so a record
 	 * sent after the guardian left is an error, not a SIGPIPE. Close-on-exec:
@@ -191,9 +233,11 @@ int pmd_guard_start(int keep_fd)
 	pid = fork();
 	if (pid == 0) {
 		close(p[1]);
-		guard_main(p[0], keep_fd, parent);
+		guard_main(p[0], keep_fd, err_fd, parent);
 	}
 	err = -errno;
+	if (err_fd >= 0)
+		close(err_fd);
 	close(p[0]);
 	if (pid < 0) {
 		close(p[1]);
@@ -263,4 +307,12 @@ void pmd_guard_done(void)
 			break;
 		nanosleep(&nap, NULL);
 	}
+}
+
+int pmd_guard_pid(void)
+{
+	return __atomic_load_n(&guard_started, __ATOMIC_ACQUIRE) && guard_wfd >= 0 &&
+			       !__atomic_load_n(&guard_finished, __ATOMIC_ACQUIRE)
+		       ? (int)guard_pid
+		       : 0;
 }

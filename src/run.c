@@ -18,6 +18,7 @@
 #include "restore.h"
 #include "sigsafe.h"
 #include "stall.h"
+#include "storm.h"
 #include "units.h"
 
 #include <errno.h>
@@ -551,6 +552,8 @@ static unsigned spawn_workers(struct pmd_run *run)
 
 static void block_signals(sigset_t *set)
 {
+	/* all of it: the run keeps a copy, which goes whole to the supervisor (src/storm.c) */
+	memset(set, 0, sizeof(*set));
 	sigemptyset(set);
 	sigaddset(set, SIGINT);
 	sigaddset(set, SIGTERM);
@@ -633,6 +636,7 @@ static void main_loop(struct pmd_run *run, const sigset_t *set, char *why, size_
 		}
 		sig = wait_event(run, sfd, set, until > now ? until - now : 0);
 		slow = pmd_monitor_tick(run, pmd_now_ns()); /* a hang aborts the run */
+		pmd_storm_beat(run, PMD_PHASE_RUN, 0);
 		tpoll = pmd_race_trace_poll(run);
 		if (tpoll < slow)
 			slow = tpoll;
@@ -658,7 +662,7 @@ static void main_loop(struct pmd_run *run, const sigset_t *set, char *why, size_
 		if (now >= next) {
 			struct pmd_sample sample;
 
-			pmd_events_drain(run);
+			pmd_storm_events(run);
 			first_corruption_dump(run);
 			pmd_sample_take(run, &sample);
 			pmd_progress_tick(&prog, run, &run->last_sample, &sample);
@@ -670,6 +674,7 @@ static void main_loop(struct pmd_run *run, const sigset_t *set, char *why, size_
 	if (sfd >= 0)
 		close(sfd);
 	request_stop(run);
+	pmd_storm_beat(run, PMD_PHASE_END, 0);
 	pmd_progress_done(&prog, run);
 }
 
@@ -724,6 +729,8 @@ static void solo_round(struct pmd_run *run, char *why, size_t whylen)
 	if (!it.it_value.tv_sec && !it.it_value.tv_usec)
 		it.it_value.tv_usec = 1;
 	setitimer(ITIMER_REAL, &it, NULL);
+	/* no beat until the worker is back: silent for the duration, not stuck */
+	pmd_storm_beat(run, PMD_PHASE_SOLO, run->cfg->duration_ns);
 	pthread_sigmask(SIG_UNBLOCK, &mask, NULL);
 	worker_run(&run->workers[0], false);
 	pthread_sigmask(SIG_BLOCK, &mask, NULL);
@@ -741,6 +748,7 @@ static void solo_round(struct pmd_run *run, char *why, size_t whylen)
 						    ? "duration" : "done");
 	}
 	request_stop(run);
+	pmd_storm_beat(run, PMD_PHASE_END, 0);
 }
 
 /* Join every worker; a worker that will not come back within the hang timeout is a hang. */
@@ -780,6 +788,7 @@ static bool join_workers(struct pmd_run *run, const sigset_t *set)
 			(void)t;
 			/* as in the main loop: the log, the taint mask, the heartbeats */
 			pmd_monitor_tick(run, pmd_now_ns());
+			pmd_storm_beat(run, PMD_PHASE_END, 0);
 			sig = wait_signal(set, 0, &si);
 			/* again only if a first one stopped the run; else the round was ending */
 			if (sig && sig != SIGUSR1 && run->stop_signal)
@@ -916,6 +925,13 @@ static void decide_verdict(struct pmd_run *run)
 		snprintf(run->verdict, sizeof(run->verdict), "data corruption: %llu bad page%s",
 			 (unsigned long long)run->ev_count[PMD_EV_CORRUPTION],
 			 run->ev_count[PMD_EV_CORRUPTION] == 1 ? "" : "s");
+	} else if (run->ev_count[PMD_EV_SIGNAL] && run->storm_signal) {
+		/* the storm's own memory or code, hit as a chunk may be (src/supervise.c) */
+		run->exit_code = 1;
+		run->status = "crash";
+		snprintf(run->verdict, sizeof(run->verdict),
+			 "the storm process died of signal %d (%s)", run->storm_signal,
+			 strsignal(run->storm_signal));
 	} else if (run->ev_count[PMD_EV_SIGNAL]) {
 		run->exit_code = 1;
 		run->status = "live_fault";
@@ -1131,6 +1147,7 @@ static int run_round(struct pmd_run *run, const sigset_t *set, unsigned index)
 	bool joined;
 	int rc;
 
+	pmd_storm_beat(run, PMD_PHASE_START, 0);
 	rc = pmd_arena_create(&run->arena, cfg, spare_slots(cfg));
 	if (rc) {
 		char sz[32];
@@ -1205,6 +1222,8 @@ static int run_round(struct pmd_run *run, const sigset_t *set, unsigned index)
 		pmd_vmstat_read(&run->vm_before);
 		run->wall_start = (uint64_t)time(NULL);
 		pmd_report_start(stdout, run);
+		/* what runs, for a report of what the supervisor knew if nothing else comes */
+		pmd_storm_results(run, false);
 	}
 	pmd_sigwatch_stop(&run->sigwatch); /* the main loop takes the signals now */
 	if (cfg->single_thread) {
@@ -1249,7 +1268,7 @@ static void run_free(struct pmd_run *run)
 	free(run->mon.hang_dump);
 }
 
-int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
+int pmd_storm_main(const struct pmd_config *cfg, int fd)
 {
 	/*
 	 * The run's state (170 KiB) comes from the pool, which no fork child
@@ -1263,11 +1282,12 @@ int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 	struct pmd_run *run = pmd_pool_alloc(sizeof(*run));
 	char err[PMD_ERRLEN];
 	unsigned i, nrounds;
-	int rc = 0, werr = 0, kerr = 0, sig;
+	int rc = 0;
 	sigset_t set;
 
 	if (!run)
 		run = &no_pool;
+	run->storm_fd = fd;
 	/*
 	 * First of all: a SIGINT, SIGTERM or SIGHUP from here on waits for the
 	 * main loop, which ends the run with a report, instead of killing us
@@ -1357,6 +1377,23 @@ int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 	pmd_vmstat_read(&run->vm_after);
 	if (cfg->rounds)
 		pmd_bench_finish(run);
+	/* what the storm printed goes out before the supervisor's report */
+	fflush(NULL);
+	pmd_storm_results(run, true);
+	if (rc < 0) /* a worker is stuck in the kernel: do not wait for it */
+		_exit(0);
+	pmd_sigwatch_stop(&run->sigwatch);
+	rc = 0;
+out:
+	run_free(run);
+	return rc;
+}
+
+int pmd_run_report(struct pmd_run *run, int argc, char **argv)
+{
+	const struct pmd_config *cfg = run->cfg;
+	int werr = 0, kerr = 0, sig, rc;
+
 	decide_verdict(run);
 	if (!cfg->quiet)
 		pmd_report_text(stdout, run);
@@ -1381,8 +1418,6 @@ int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 	else
 		fprintf(stderr, "pmdstress: %s, seed 0x%016llx (exit %d)\n", run->verdict,
 			(unsigned long long)cfg->seed_used, run->exit_code);
-	if (rc < 0) /* a worker is stuck in the kernel: do not wait for it */
-		_exit(run->exit_code);
 	pmd_sigwatch_stop(&run->sigwatch);
 	rc = run->exit_code;
 	if (sig && !rc) {
@@ -1403,7 +1438,5 @@ int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 		pthread_sigmask(SIG_UNBLOCK, &only, NULL);
 		_exit(128 + sig);
 	}
-out:
-	run_free(run);
 	return rc;
 }

@@ -123,8 +123,17 @@ struct pmd_run {
 	struct pmd_totals measured[PMD_MAX_STRESSORS]; /* summed as measured rounds end */
 	double measured_secs; /* sum over measured rounds; 0 outside bench mode */
 	int exit_code;
-	const char *status; /* clean, corruption, live_fault, kernel, hang, internal, skipped */
+	const char *status; /* clean, corruption, live_fault, crash, kernel, hang, internal, ... */
 	char verdict[256];
+
+	/* in the storm: its end of the pipe to the supervisor (src/storm.c), -1 none */
+	int storm_fd;
+	unsigned storm_sent;	 /* kept events forwarded so far */
+	uint64_t storm_seq;	 /* the kernel log record the forwarded events cover */
+	uint64_t storm_beat_ns;	 /* when the last beat went */
+	unsigned storm_phase;	 /* enum pmd_phase of the last beat */
+	/* in the supervisor: the storm process died of this signal, which it did not send */
+	int storm_signal;
 };
 
 /*
@@ -148,7 +157,19 @@ struct pmd_round {
 	struct pmd_round_stressor st[PMD_MAX_STRESSORS];
 };
 
+/*
+ * A run: the supervisor (src/supervise.c) forks the storm and reports what
+ * it learnt from it and from the kernel. Returns the exit status.
+ */
 int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv);
+/*
+ * The storm, in the child process: arena, workers, rounds, verification;
+ * its findings go to @fd (src/storm.c). 0 once the results are sent, or the
+ * exit status of a run that could not start (2, 5, 125; said on stderr).
+ */
+int pmd_storm_main(const struct pmd_config *cfg, int fd);
+/* The verdict, the reports and the last line on stderr; the exit status. */
+int pmd_run_report(struct pmd_run *run, int argc, char **argv);
 /* End the run now from any thread (hang, fault on a live chunk): report, do not wait long. */
 void pmd_run_abort(struct pmd_run *run, const char *why);
 /* The same, from a signal handler: only async-signal-safe calls. */

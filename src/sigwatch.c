@@ -24,11 +24,16 @@ static const char *sig_name(int sig)
 	}
 }
 
+bool pmd_signal_repeat(int first, int sig, int code)
+{
+	return sig == first && code != SI_KERNEL && code != SI_QUEUE;
+}
+
 void pmd_signal_again(int first, int sig, int code, pid_t from)
 {
 	static int said; /* atomic: the watcher and the main thread may both come here */
 
-	if (sig == first && code != SI_KERNEL) {
+	if (pmd_signal_repeat(first, sig, code)) {
 		if (__atomic_exchange_n(&said, 1, __ATOMIC_ACQ_REL))
 			return;
 		pmd_sigsafe_put("pmdstress: ");

@@ -51,6 +51,14 @@ struct pmd_sigwatch {
  */
 void pmd_signal_again(int first, int sig, int code, pid_t from);
 
+/*
+ * Whether pmd_signal_again() takes @sig (sent with @code) after @first for
+ * the same stop. A signal queued with sigqueue(3), SI_QUEUE, is not: it is
+ * how the supervisor (src/supervise.c), which the user signals, tells the
+ * storm that a second signal came, since its kill(2) would be a repeat.
+ */
+bool pmd_signal_repeat(int first, int sig, int code);
+
 /* Start waiting for the run's signals in a thread of its own (no-op if running). */
 void pmd_sigwatch_start(struct pmd_sigwatch *w, struct pmd_run *run, const sigset_t *set);
 /* Stop it, so the main loop takes the signals again (no-op if not running). */

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
-from pmdtest import SOURCE_DIR, check, done  # noqa: E402
+from pmdtest import SOURCE_DIR, check, done, storm_of  # noqa: E402
 
 RUN = os.path.join(SOURCE_DIR, "bench", "run.py")
 
@@ -140,10 +140,11 @@ def smaps_shape(smaps):
 
 
 def while_running(cmd, env, read):
-    """read(pid) of a fork loop 0.7 s into its run."""
+    """read(pid) of a fork loop 0.7 s into its run: of pmdstress's storm process, the
+    child that forks (src/supervise.c)."""
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, env=env)
     time.sleep(0.7)
-    got = read(proc.pid)
+    got = read(storm_of(proc.pid, 0) or proc.pid if cmd[0] == bench.PMD else proc.pid)
     proc.wait(timeout=30)
     return got
 

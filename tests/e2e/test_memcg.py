@@ -23,7 +23,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 from pmdtest import (NOBODY, PMDSTRESS, check, done, is_root, reachable, run, skip,  # noqa: E402
-                     skip_part, spawn, thp_available)
+                     skip_part, spawn, storm_of, thp_available)
 
 if not thp_available():
     skip("transparent hugepages are disabled here")
@@ -99,19 +99,20 @@ if probe.rc == 125 and "no memory cgroup hierarchy" in probe.err:
 
 def memcg_mode():
     p = spawn(mc + ["--duration", "3s", "--json", "/tmp/pmdtest-memcg-%d.json" % os.getpid()])
+    storm = storm_of(p.pid)  # the process with the arena, pmdstress's child pmd/storm
     seen = ""
     for _ in range(40):
         time.sleep(0.1)
         try:
-            with open(f"/proc/{p.pid}/cgroup") as f:
+            with open(f"/proc/{storm}/cgroup") as f:
                 seen = f.read()
         except OSError:
             break
-        if f"pmdstress-{p.pid}" in seen:
+        if f"pmdstress-{storm}" in seen:
             break
     out, err = p.communicate(timeout=60)
-    check(f"pmdstress-{p.pid}" in seen,
-          f"during the run the process is in its own cgroup pmdstress-{p.pid} "
+    check(f"pmdstress-{storm}" in seen,
+          f"during the run the storm process is in its own cgroup pmdstress-{storm} "
           f"({[l for l in seen.splitlines() if 'pmdstress-' in l] or seen.strip() or 'nothing read'})")
     if os.path.exists("/tmp/pmdtest-memcg-%d.json" % os.getpid()):
         os.unlink("/tmp/pmdtest-memcg-%d.json" % os.getpid())

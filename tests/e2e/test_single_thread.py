@@ -14,7 +14,7 @@ import signal
 import sys
 import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
-from pmdtest import check, done, is_root, run, skip_part, spawn  # noqa: E402
+from pmdtest import check, done, is_root, run, skip_part, spawn, storm_of  # noqa: E402
 
 COMMON = ["--config", "aim9", "--size", "32M", "--rounds", "1", "--no-warmup"]
 BASE = COMMON + ["--duration", "500ms", "--rounds", "2", "--progress", "off",
@@ -33,10 +33,11 @@ for st in ["fork", "exec", "brk", "page"]:
 p = spawn(COMMON + ["--duration", "3s", "--stressors", "fork", "--progress", "off",
                        "--quiet", "--single-thread"])
 time.sleep(0.5)
+storm = storm_of(p.pid)  # the process that forks: pmdstress's child pmd/storm
 counts = set()
 for _ in range(20):
     try:
-        counts.add(len(os.listdir(f"/proc/{p.pid}/task")))
+        counts.add(len(os.listdir(f"/proc/{storm}/task")))
     except FileNotFoundError:
         break
     time.sleep(0.1)
@@ -47,7 +48,7 @@ check(p.returncode == 0 and counts == {1},
 # the same run without it has the worker beside the main thread: the test can tell
 p = spawn(COMMON + ["--duration", "2s", "--stressors", "fork", "--progress", "off", "--quiet"])
 time.sleep(0.8)
-n = len(os.listdir(f"/proc/{p.pid}/task"))
+n = len(os.listdir(f"/proc/{storm_of(p.pid)}/task"))
 p.communicate(timeout=60)
 check(n >= 2, f"without --single-thread the same run has its threads ({n} tasks)")
 

@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
-from pmdtest import PMDSTRESS, check, done, is_root  # noqa: E402
+from pmdtest import PMDSTRESS, check, done, is_root, storm_of  # noqa: E402
 
 DURATION = 4.0
 
@@ -47,25 +47,26 @@ def state(pid):
         return None
 
 
-def stop_a_child(p):
+def stop_a_child(pid):
     """Stop the group, keep a child that was in flight stopped, continue the rest;
-    a child that left the group (a user's program: stress/exec.c) is stopped alone."""
+    a child that left the group (a user's program: stress/exec.c) is stopped alone.
+    pid: the storm process (src/supervise.c), whose group is its own."""
     # stopped a few ms in every 30: the run itself must not look stalled
     for _ in range(200):
-        os.killpg(p.pid, signal.SIGSTOP)
+        os.killpg(pid, signal.SIGSTOP)
         time.sleep(0.002)
-        for k in children(p.pid):
+        for k in children(pid):
             if state(k) not in ("T", "Z", None):
                 try:
                     os.kill(k, signal.SIGSTOP)
                 except OSError:
                     pass
         time.sleep(0.002)
-        got = [k for k in children(p.pid) if state(k) == "T"]
+        got = [k for k in children(pid) if state(k) == "T"]
         if got:
-            os.kill(p.pid, signal.SIGCONT)
+            os.kill(pid, signal.SIGCONT)
             return got[0]
-        os.killpg(p.pid, signal.SIGCONT)
+        os.killpg(pid, signal.SIGCONT)
         time.sleep(0.03)
     return None
 
@@ -78,7 +79,7 @@ def stuck_run(what, args):
                          start_new_session=True)
     t0 = time.monotonic()
     time.sleep(DURATION - 0.8)  # near the end: the run's watchdog alone would not see it
-    child = stop_a_child(p)
+    child = stop_a_child(storm_of(p.pid) or p.pid)
     print(f"# {what}: child {child} stopped at {time.monotonic() - t0:.2f}s")
     try:
         out, err = p.communicate(timeout=60)

@@ -160,3 +160,25 @@ def thp_available():
 
 def is_root():
     return os.geteuid() == 0
+
+
+def storm_of(pid, timeout=10.0):
+    """The storm process of the pmdstress run pid: its child named pmd/storm
+    (src/supervise.c), or None if none appeared within timeout seconds."""
+    end = time.monotonic() + timeout
+    while True:
+        try:
+            with open(f"/proc/{pid}/task/{pid}/children") as f:
+                kids = [int(c) for c in f.read().split()]
+        except OSError:
+            return None
+        for c in kids:
+            try:
+                with open(f"/proc/{c}/comm") as f:
+                    if f.read().strip() == "pmd/storm":
+                        return c
+            except OSError:
+                pass
+        if time.monotonic() > end:
+            return None
+        time.sleep(0.005)

@@ -9,7 +9,8 @@ import os
 import sys
 import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
-from pmdtest import PMDSTRESS, check, done, is_root, run, skip_part, spawn  # noqa: E402
+from pmdtest import (PMDSTRESS, check, done, is_root, run, skip_part, spawn,  # noqa: E402
+                     storm_of)
 
 NODE_DIR = "/sys/devices/system/node"
 
@@ -113,10 +114,11 @@ def policies_while_running(args):
     p = spawn(["--threads", "2", "--duration", "2s", "--size", "16M", "--progress", "off",
                "--quiet", "--stressors", "fault", "--json", path] + args)
     lines = []
+    storm = storm_of(p.pid)  # the process with the arena, pmdstress's child pmd/storm
     time.sleep(0.5)
     for _ in range(40):  # many samples: a transient policy gap must show too
         try:
-            with open(f"/proc/{p.pid}/numa_maps") as f:
+            with open(f"/proc/{storm}/numa_maps") as f:
                 lines += f.read().splitlines()
         except OSError:
             break

@@ -5,7 +5,8 @@
 The default --hang-timeout fits the run (a third of --duration, within
 3..60 s: 3.3 s for the default 10 s; it was 60 s, longer than the run, so
 a stall of seconds ended clean). The whole process is stopped from outside
-(SIGSTOP, then SIGCONT 4 s later), once in the middle of a 10 s run and once
+(SIGSTOP, then SIGCONT 4 s later; the supervisor and its storm process
+both), once in the middle of a 10 s run and once
 across its end: the watchdog cannot look while the process is stopped, and
 its workers move again right after, so only their own clocks of the gap
 tell (monitors.longest_stall_s); both runs must end with exit 4 and a hang
@@ -20,7 +21,7 @@ import sys
 import tempfile
 import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
-from pmdtest import PMDSTRESS, check, done, run  # noqa: E402
+from pmdtest import PMDSTRESS, check, done, run, storm_of  # noqa: E402
 
 BASE = ["--threads", "4", "--size", "16M", "--progress", "off", "--quiet"]
 
@@ -58,9 +59,18 @@ def stopped_run(at, length):
     p = subprocess.Popen([PMDSTRESS] + BASE + ["--duration", "10s", "--json", path],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     t0 = time.monotonic()
-    time.sleep(at)
+    storm = storm_of(p.pid)
+    time.sleep(at - (time.monotonic() - t0))
+    # the whole run: the supervisor and its storm (src/supervise.c), which
+    # is in a process group of its own; the storm goes on first, so that the
+    # supervisor finds its beats, not a silence of seconds
     p.send_signal(signal.SIGSTOP)
+    if storm:
+        os.kill(storm, signal.SIGSTOP)
     time.sleep(length)
+    if storm:
+        os.kill(storm, signal.SIGCONT)
+        time.sleep(0.3)
     p.send_signal(signal.SIGCONT)
     out, err = p.communicate(timeout=90)
     elapsed = time.monotonic() - t0

@@ -29,7 +29,7 @@ import sys
 import tempfile
 import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
-from pmdtest import PMDSTRESS, check, done, is_root, skip  # noqa: E402
+from pmdtest import PMDSTRESS, check, done, is_root, skip, storm_of  # noqa: E402
 
 if platform.machine() != "x86_64":
     skip(f"the ptrace injection is written for x86_64 registers, not {platform.machine()}")
@@ -141,16 +141,17 @@ def scenario(label, args, preexec=None, after=None):
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          preexec_fn=preexec)
     time.sleep(1.0)
+    storm = storm_of(p.pid) or p.pid  # the arena is the storm process's (src/supervise.c)
     # a storm that reset or touched chunk 1 would fill the hole or fault on it
     for _ in range(40):
-        if not after or not any(n.startswith(after) for n in threads(p.pid)):
+        if not after or not any(n.startswith(after) for n in threads(storm)):
             break
         time.sleep(0.1)
-    base = arena_base(p.pid, SIZE)
+    base = arena_base(storm, SIZE)
     result = None
     if base:
         for _ in range(50):
-            result = inject_munmap(p.pid, base + (2 << 20) + 7 * 4096, 4096)
+            result = inject_munmap(storm, base + (2 << 20) + 7 * 4096, 4096)
             if result is not None:
                 break
             time.sleep(0.02)
@@ -160,7 +161,7 @@ def scenario(label, args, preexec=None, after=None):
         with open(path) as f:
             d = json.load(f)
         os.unlink(path)
-    check(base is not None, f"{label}: the 6 MiB arena found in /proc/{p.pid}/maps "
+    check(base is not None, f"{label}: the 6 MiB arena found in /proc/{storm}/maps "
           f"({base and hex(base)})")
     check(result == 0, f"{label}: munmap of chunk 1's page 7 ran in the run's main thread "
           f"({result})")

@@ -201,22 +201,22 @@ if case("RLIMIT_AS just above the arena", NO_PRLIMIT):
           f"{' (with the sysfs stressor)' if SYSFS else ''}")
 
 # ---- fork() returning EAGAIN ------------------------------------------------------------------
-if case("fork() EAGAIN under pids.max 13", NO_PIDS):
-    # the run is 12 tasks: two engine threads, 8 workers and the 2 fork workers'
-    # writer threads; one left for the 4 forking workers' children
-    pids.set_limit(13)
-    with settings_kept("fork() under pids.max 13"):
+if case("fork() EAGAIN under pids.max 14", NO_PIDS):
+    # the run is 13 tasks: the supervisor, the storm's two engine threads, 8 workers
+    # and the 2 fork workers' writer threads; one left for the 4 forking workers' children
+    pids.set_limit(14)
+    with settings_kept("fork() under pids.max 14"):
         rc, out, err, doc, dt = run(["--stressors", "fault,fork,exec", "--threads", "8",
                                      "--fork-workers", "2", "--exec-workers", "2",
                                      "--duration", "2s", "--size", "16M"], preexec=pids.preexec)
-    no_crash("fork() under pids.max 13", rc, err)
-    check(dt < 60, f"fork() under pids.max 13: ended in {dt:.1f}s")
+    no_crash("fork() under pids.max 14", rc, err)
+    check(dt < 60, f"fork() under pids.max 14: ended in {dt:.1f}s")
     texts = [e["text"] for e in (doc or {}).get("events", {}).get("kept", [])]
     eagain = [t for t in texts if "fork() failed: Resource temporarily unavailable" in t]
     # a limit ran out, nothing broke: 125 (cannot run here), never 5 (internal error)
-    check(rc in (0, 125) and doc, f"fork() under pids.max 13: exit {rc} with a report")
+    check(rc in (0, 125) and doc, f"fork() under pids.max 14: exit {rc} with a report")
     check(rc != 125 or (eagain and doc["verdict"]["status"] == "resources"),
-          f"fork() under pids.max 13: the report says fork() failed with EAGAIN and calls it "
+          f"fork() under pids.max 14: the report says fork() failed with EAGAIN and calls it "
           f"out of resources ({texts[:3]}, {(doc or {}).get('verdict')})")
     # the workers back off and retry: the fork storm goes on at the rate the limit allows
     check(rc == 0, f"fork() EAGAIN: the fork and exec workers retry instead of stopping "
@@ -234,7 +234,7 @@ if case("fork() EAGAIN under pids.max 13", NO_PIDS):
             check(said == ([str(k)] if k else []),
                   f"fork() EAGAIN: {n} says on stderr how often ({k}) it was refused: {said} "
                   f"({err.strip()[-400:]!r})")
-    check(not left_behind(), "fork() under pids.max 13: no process left behind")
+    check(not left_behind(), "fork() under pids.max 14: no process left behind")
     check(pids.wait_empty(), "the pids cgroup is empty afterwards")
     pids.remove()
 

@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
-from pmdtest import PMDSTRESS, check, done, run, skip  # noqa: E402
+from pmdtest import PMDSTRESS, check, done, run, skip, storm_of  # noqa: E402
 
 if not shutil.which("prlimit"):
     skip("prlimit (util-linux) is not installed")
@@ -36,18 +36,19 @@ fd, path = tempfile.mkstemp(prefix="pmdtest-", suffix=".json")
 os.close(fd)
 p = subprocess.Popen([PMDSTRESS] + args + ["--json", path], stdout=subprocess.PIPE,
                      stderr=subprocess.PIPE, text=True)
+storm = storm_of(p.pid)  # the process with the arena, pmdstress's child pmd/storm
 time.sleep(1.0)
 # the smallest of many reads: one taken while a reset's fresh 2 MiB is mapped beside the
 # chunk reads 2 MiB high (1% of 3000 reads here), and the cap would then let every reset
 # through (the fresh-clone CI of 608e71d did)
 sizes = []
 for _ in range(200):
-    with open(f"/proc/{p.pid}/status") as f:
+    with open(f"/proc/{storm}/status") as f:
         sizes.append(int(re.search(r"VmSize:\s+(\d+)", f.read()).group(1)) << 10)
 vm = min(sizes)
 # room for small growth, not for the 2 MiB a reset maps before it moves it over the chunk
 limit = vm + (2 << 20) - (64 << 10)
-subprocess.run(["prlimit", f"--pid={p.pid}", f"--as={limit}"], check=True)
+subprocess.run(["prlimit", f"--pid={storm}", f"--as={limit}"], check=True)
 out, err = p.communicate(timeout=60)
 with open(path) as f:
     doc = json.load(f)

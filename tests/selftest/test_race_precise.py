@@ -27,7 +27,7 @@ import sys
 import tempfile
 import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
-from pmdtest import PMDSTRESS, check, done, run  # noqa: E402
+from pmdtest import PMDSTRESS, check, done, run, storm_of  # noqa: E402
 
 # one group of 4 writers, so that slot 2 is written (the default group is the CPUs' count)
 BASE = ["--stressors", "fault,zap", "--threads", "4", "--fault-group", "64", "--duration", "2s",
@@ -155,15 +155,16 @@ def zero_words(seed, nwords=200, spread=5.0):
                          stderr=subprocess.PIPE, text=True)
     base = None
     try:
+        storm = storm_of(p.pid) or p.pid  # the arena is the storm process's (src/supervise.c)
         for _ in range(50):
             time.sleep(0.1)
-            base = arena_base(p.pid, 64 << 20)
+            base = arena_base(storm, 64 << 20)
             if base is not None:
                 break
         if base is None:
             raise OSError("no mapping the arena's size in the run's smaps")
-        mem = os.open(f"/proc/{p.pid}/mem", os.O_RDWR)
-        pm = os.open(f"/proc/{p.pid}/pagemap", os.O_RDONLY)
+        mem = os.open(f"/proc/{storm}/mem", os.O_RDWR)
+        pm = os.open(f"/proc/{storm}/pagemap", os.O_RDONLY)
     except OSError as e:
         p.kill()
         p.communicate()

@@ -54,8 +54,9 @@ class Guest:
 
 
 def guest(cmd, kernel="6.1", name="guest", nodes=2, cpus_per_node=2, mem_per_node=512,
-          timeout=120, carry=()):
-    """Boot @kernel with @nodes nodes, run @cmd (a list) inside, return a Guest.
+          timeout=120, carry=(), append=None):
+    """Boot @kernel with @nodes nodes (and @append on its command line), run
+    @cmd (a list) inside, return a Guest.
     Results land in <build>/vm/<name>-<kernel>, emptied first: a stale report
     from an earlier call can never pass for this one."""
     outdir = os.path.join(BUILD_DIR, "vm", f"{name}-{os.path.basename(str(kernel))}")
@@ -66,6 +67,8 @@ def guest(cmd, kernel="6.1", name="guest", nodes=2, cpus_per_node=2, mem_per_nod
             "--timeout", str(timeout), "--out", outdir]
     for c in carry:
         args += ["--carry", c]
+    if append:
+        args += ["--append", append]
     args += ["--"] + list(cmd)
     # pmd-vm enforces --timeout in the guest and kills a hung qemu itself; this
     # outer limit only catches pmd-vm hanging before it boots anything
