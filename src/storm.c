@@ -234,6 +234,23 @@ static int send_rounds(struct pmd_run *run)
 	return rc;
 }
 
+/*
+ * Workers that never came back (parked in the fatal handler, hung by
+ * --inject hang) are not joined, so nothing orders what they wrote with
+ * the copy below. Their writes to the run are atomic read-modify-writes
+ * or release stores on these words: an acquire load of each reads them
+ * and orders everything they wrote before (ThreadSanitizer saw the copy
+ * race with abort_claim and pmd_inject_claim).
+ */
+static void acquire_unjoined(const struct pmd_run *run)
+{
+	(void)__atomic_load_n(&run->abort_claimed, __ATOMIC_ACQUIRE);
+	(void)__atomic_load_n(&run->aborting, __ATOMIC_ACQUIRE);
+	(void)__atomic_load_n(&run->fatal_pending, __ATOMIC_ACQUIRE);
+	(void)__atomic_load_n(&run->inject_done, __ATOMIC_ACQUIRE);
+	(void)__atomic_load_n(&run->stop, __ATOMIC_ACQUIRE);
+}
+
 int pmd_storm_results(struct pmd_run *run, bool final)
 {
 	/* a copy, so that the reasons can travel as text without touching the run */
@@ -246,6 +263,7 @@ int pmd_storm_results(struct pmd_run *run, bool final)
 	c = malloc(sizeof(*c));
 	if (!c)
 		return -ENOMEM;
+	acquire_unjoined(run);
 	memcpy(c, run, sizeof(*c));
 	for (i = 0; i < c->nsinst && i < PMD_MAX_STRESSORS; i++)
 		skipped_as_text(&c->sinst[i]);
