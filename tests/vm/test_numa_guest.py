@@ -247,7 +247,7 @@ while [ -e /out/running ]; do
   sleep 0.2
 done &
 {pmd} --config numa --mem-policy bind:0 --migrate-mbind 0 --migrate-held-mbind 0 --migrate-race 0 \
-  --size 8M --duration 5s --threads 4 --progress off --json /out/four.json > /out/four.txt 2>&1
+  --size 8M --duration 8s --threads 4 --progress off --json /out/four.json > /out/four.txt 2>&1
 echo $? > /out/four.rc
 rm /out/running
 wait
