@@ -76,7 +76,10 @@ def has_interp(path):
 
 dynamic = has_interp(PMD)
 check(dynamic, f"{os.path.basename(PMD)} is dynamically linked, so memcheck sees its heap")
-BASE = [PMD, "--progress", "off", "--quiet", "--size", "8M", "--thp-probe", probe]
+# memcheck runs the storm 20-50 times slower: a storm silent for the default 3 s is
+# memcheck's pace, not a hang (a CI-style run judged the fork storm so, twice)
+BASE = [PMD, "--progress", "off", "--quiet", "--size", "8M", "--thp-probe", probe,
+        "--hang-timeout", "30s"]
 # (arguments, exit code, what it is, whose children fork and exit: see below)
 runs = [
     (["--threads", "6", "--duration", "2s"], 0,
