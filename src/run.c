@@ -483,7 +483,7 @@ static int alloc_workers(struct pmd_run *run)
 	run->workers = calloc(run->nworkers ? run->nworkers : 1, sizeof(*run->workers));
 	run->threads = calloc(run->nworkers ? run->nworkers : 1, sizeof(*run->threads));
 	run->started = calloc(run->nworkers ? run->nworkers : 1, sizeof(*run->started));
-	if (!run->workers || !run->threads || !run->started)
+	if (!run->workers || !run->threads || !run->started || pmd_storm_reserve(run))
 		return -ENOMEM;
 	for (i = 0; i < run->nsinst; i++) {
 		struct pmd_sinst *si = &run->sinst[i];
@@ -1265,6 +1265,8 @@ static void run_free(struct pmd_run *run)
 	pmd_race_trace_stop(run); /* a hung round's instance too */
 	pmd_fatal_watch(NULL);
 	free(run->mon.klog);
+	free(run->storm_buf);
+	free(run->ev_pool);
 	free(run->mon.hang_dump);
 }
 
@@ -1379,7 +1381,8 @@ int pmd_storm_main(const struct pmd_config *cfg, int fd)
 		pmd_bench_finish(run);
 	/* what the storm printed goes out before the supervisor's report */
 	fflush(NULL);
-	pmd_storm_results(run, true);
+	if ((i = (unsigned)-pmd_storm_results(run, true)))
+		fprintf(stderr, "pmdstress: the storm's results were not sent: %s\n", strerror((int)i));
 	if (rc < 0) /* a worker is stuck in the kernel: do not wait for it */
 		_exit(0);
 	pmd_sigwatch_stop(&run->sigwatch);

@@ -83,6 +83,7 @@ struct pmd_run {
 	/* events: posted wait-free, drained by the main thread */
 	struct cds_wfcq_head ev_head;
 	struct cds_wfcq_tail ev_tail;
+	struct pmd_event_node *ev_pool; /* PMD_EVENTS_KEPT nodes, one per post number */
 	uint64_t ev_count[PMD_EV_KIND_COUNT];
 	uint64_t resource_errors; /* atomic: EAGAIN or ENOMEM errors a near limit explains */
 	uint64_t own_limit_errors; /* atomic: ENOMEM met in the seed way's own memcg window */
@@ -128,6 +129,8 @@ struct pmd_run {
 
 	/* in the storm: its end of the pipe to the supervisor (src/storm.c), -1 none */
 	int storm_fd;
+	void *storm_buf;	 /* pmd_storm_reserve(): the results' scratch */
+	size_t storm_buf_len;
 	unsigned storm_sent;	 /* kept events forwarded so far */
 	uint64_t storm_seq;	 /* the kernel log record the forwarded events cover */
 	uint64_t storm_beat_ns;	 /* when the last beat went */

@@ -160,9 +160,9 @@ static int send_workers(struct pmd_run *run)
 
 	if (!n || !run->workers)
 		return 0;
-	w = calloc(n, sizeof(*w));
-	if (!w)
+	if (n * sizeof(*w) > run->storm_buf_len)
 		return -ENOMEM;
+	w = memset(run->storm_buf, 0, n * sizeof(*w));
 	for (i = 0; i < n; i++) {
 		const struct pmd_numa_where *at = i < run->numa.nwhere ? &run->numa.where[i] : NULL;
 
@@ -176,14 +176,13 @@ static int send_workers(struct pmd_run *run)
 	}
 	rc = send_msg(run, PMD_MSG_WORKERS, (uint32_t)run->numa.nwhere, w,
 		      (uint32_t)(n * sizeof(*w)), false);
-	free(w);
 	return rc;
 }
 
 /* The pages of each result histogram that hold values (the rest read zero). */
 static int send_hists(struct pmd_run *run)
 {
-	struct pmd_msg_hist *m = malloc(sizeof(*m));
+	struct pmd_msg_hist *m = run->storm_buf;
 	unsigned i, k, p;
 	int rc = 0;
 
@@ -207,13 +206,12 @@ static int send_hists(struct pmd_run *run)
 			}
 		}
 	}
-	free(m);
 	return rc;
 }
 
 static int send_rounds(struct pmd_run *run)
 {
-	struct pmd_round *r = malloc(sizeof(*r));
+	struct pmd_round *r = run->storm_buf;
 	unsigned i, s;
 	uint32_t len;
 	int rc = 0;
@@ -230,25 +228,75 @@ static int send_rounds(struct pmd_run *run)
 		len = (uint32_t)(offsetof(struct pmd_round, st) + r->nsinst * sizeof(r->st[0]));
 		rc = send_msg(run, PMD_MSG_ROUND, 0, r, len, false);
 	}
-	free(r);
 	return rc;
 }
 
 /*
  * Workers that never came back (parked in the fatal handler, hung by
- * --inject hang) are not joined, so nothing orders what they wrote with
- * the copy below. Their writes to the run are atomic read-modify-writes
- * or release stores on these words: an acquire load of each reads them
- * and orders everything they wrote before (ThreadSanitizer saw the copy
- * race with abort_claim and pmd_inject_claim).
+ * --inject hang) are not joined, and may still store to the run's atomic
+ * words while it is copied: after a live fault the handler stores `stop`
+ * after the reason, and a later store by another thread ends the release
+ * sequence an acquire load would have synchronised with (ThreadSanitizer
+ * saw a memcpy race with that store). So the copy reads the run a word at
+ * a time with relaxed atomic loads, after acquire loads of the flags that
+ * publish the plain fields those workers write (the abort reason, the
+ * fatal event); a field not yet published is left empty in the copy.
  */
-static void acquire_unjoined(const struct pmd_run *run)
+/* Whether byte `off` of the run lies in a plain field not yet published. */
+static bool unpublished(size_t off, bool reason, uint32_t fatal)
 {
+	size_t r = offsetof(struct pmd_run, abort_reason), f = offsetof(struct pmd_run, fatal_ev);
+
+	return (!reason && off >= r && off < r + sizeof(((struct pmd_run *)0)->abort_reason)) ||
+	       (fatal < 2 && off >= f && off < f + sizeof(((struct pmd_run *)0)->fatal_ev));
+}
+
+static void snapshot_run(struct pmd_run *c, const struct pmd_run *run)
+{
+	const uint64_t *src = (const uint64_t *)(const void *)run;
+	uint64_t *dst = (uint64_t *)(void *)c;
+	bool reason = __atomic_load_n(&run->aborting, __ATOMIC_ACQUIRE);
+	uint32_t fatal = __atomic_load_n(&run->fatal_pending, __ATOMIC_ACQUIRE);
+	size_t i, b;
+
+	_Static_assert(sizeof(struct pmd_run) % sizeof(uint64_t) == 0, "run is words");
 	(void)__atomic_load_n(&run->abort_claimed, __ATOMIC_ACQUIRE);
-	(void)__atomic_load_n(&run->aborting, __ATOMIC_ACQUIRE);
-	(void)__atomic_load_n(&run->fatal_pending, __ATOMIC_ACQUIRE);
 	(void)__atomic_load_n(&run->inject_done, __ATOMIC_ACQUIRE);
 	(void)__atomic_load_n(&run->stop, __ATOMIC_ACQUIRE);
+	for (i = 0; i < sizeof(*c) / sizeof(uint64_t); i++) {
+		size_t off = i * sizeof(uint64_t);
+
+		if (!unpublished(off, reason, fatal) && !unpublished(off + 7, reason, fatal)) {
+			dst[i] = __atomic_load_n(&src[i], __ATOMIC_RELAXED);
+			continue;
+		}
+		for (b = off; b < off + sizeof(uint64_t); b++)
+			((unsigned char *)c)[b] = unpublished(b, reason, fatal) ? 0 :
+				__atomic_load_n((const unsigned char *)run + b, __ATOMIC_RELAXED);
+	}
+}
+
+int pmd_storm_reserve(struct pmd_run *run)
+{
+	size_t len = sizeof(struct pmd_run);
+
+	if (run->storm_fd < 0)
+		return 0;
+	if (len < sizeof(struct pmd_msg_hist))
+		len = sizeof(struct pmd_msg_hist);
+	if (len < sizeof(struct pmd_round))
+		len = sizeof(struct pmd_round);
+	if (len < run->nworkers * sizeof(struct pmd_msg_worker))
+		len = run->nworkers * sizeof(struct pmd_msg_worker);
+	if (len <= run->storm_buf_len)
+		return 0;
+	free(run->storm_buf);
+	run->storm_buf_len = 0;
+	run->storm_buf = malloc(len);
+	if (!run->storm_buf)
+		return -ENOMEM;
+	run->storm_buf_len = len;
+	return 0;
 }
 
 int pmd_storm_results(struct pmd_run *run, bool final)
@@ -260,15 +308,13 @@ int pmd_storm_results(struct pmd_run *run, bool final)
 
 	if (run->storm_fd < 0)
 		return 0;
-	c = malloc(sizeof(*c));
-	if (!c)
+	if (pmd_storm_reserve(run))
 		return -ENOMEM;
-	acquire_unjoined(run);
-	memcpy(c, run, sizeof(*c));
+	c = run->storm_buf;
+	snapshot_run(c, run);
 	for (i = 0; i < c->nsinst && i < PMD_MAX_STRESSORS; i++)
 		skipped_as_text(&c->sinst[i]);
 	rc = send_msg(run, PMD_MSG_RUN, final, c, sizeof(*c), false);
-	free(c);
 	if (!rc)
 		rc = send_workers(run);
 	if (!rc && final)

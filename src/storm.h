@@ -83,6 +83,11 @@ void pmd_storm_beat(struct pmd_run *run, enum pmd_phase phase, uint64_t quiet_ns
 /* Drain the event queue and forward what was kept since the last time, then beat. */
 void pmd_storm_events(struct pmd_run *run);
 /* The run's description and results; @final: all of them, then END. 0 or -errno. */
+/*
+ * The memory the results are sent from, taken when the workers are known:
+ * at the end of a run a limit (vm.max_map_count, a memcg) may refuse it.
+ */
+int pmd_storm_reserve(struct pmd_run *run);
 int pmd_storm_results(struct pmd_run *run, bool final);
 
 /*
