@@ -2,8 +2,10 @@
 /*
  * Events flow from any thread to the main thread through a wait-free queue
  * (urcu wfcqueue). Counts are exact and kept at post time; only the first
- * PMD_EVENTS_KEPT events are queued in full, so a run that finds a whole
- * huge page wrong every round allocates nothing after the first 64.
+ * PMD_EVENTS_KEPT events are queued in full, each in the node its post
+ * number owns in a pool taken at start: posting allocates nothing, so the
+ * event that says a limit (vm.max_map_count, a memcg) refused memory is
+ * not itself lost to that limit.
  */
 #include "run.h"
 
@@ -14,6 +16,8 @@
 void pmd_events_init(struct pmd_run *run)
 {
 	cds_wfcq_init(&run->ev_head, &run->ev_tail);
+	if (!run->ev_pool)
+		run->ev_pool = calloc(PMD_EVENTS_KEPT, sizeof(*run->ev_pool));
 }
 
 void pmd_event_post(struct pmd_run *run, const struct pmd_event *ev)
@@ -26,10 +30,11 @@ void pmd_event_post(struct pmd_run *run, const struct pmd_event *ev)
 	if (ev->kind == PMD_EV_CORRUPTION && (unsigned)ev->class < PMD_CLASS_COUNT)
 		__atomic_fetch_add(&run->class_count[ev->class], 1, __ATOMIC_RELAXED);
 	seq = __atomic_fetch_add(&run->ev_posted, 1, __ATOMIC_RELAXED);
-	if (seq >= PMD_EVENTS_KEPT || !(n = malloc(sizeof(*n)))) {
+	if (seq >= PMD_EVENTS_KEPT || !run->ev_pool) {
 		__atomic_fetch_add(&run->dropped, 1, __ATOMIC_RELAXED);
 		return;
 	}
+	n = &run->ev_pool[seq];
 	cds_wfcq_node_init(&n->node);
 	n->ev = *ev;
 	cds_wfcq_enqueue(&run->ev_head, &run->ev_tail, &n->node);
@@ -44,7 +49,6 @@ void pmd_events_drain(struct pmd_run *run)
 
 		if (run->nkept < PMD_EVENTS_KEPT)
 			run->kept[run->nkept++] = n->ev;
-		free(n);
 	}
 }
 

@@ -7,8 +7,11 @@ the host): while the storm faults and split cuts 4 KiB holes into huge
 PMDs and moves them (each mprotect or munmap of a hole splits a VMA, each
 move needs one more mapping),
 vm.max_map_count is lowered to what the run maps plus 2. The splits then
-fail with ENOMEM; the run must end with exit 125, status resources, each
-error saying "near a limit: vm.max_map_count". The same run with the limit
+fail with ENOMEM (and so may fault's reset of a chunk by a fresh mapping
+over it, which splits the arena's VMA too); the run must end with exit 125,
+status resources, each error saying "near a limit: vm.max_map_count". The
+storm must still send its results: their memory is taken before the limit
+falls (an ENOMEM there was "ended without its results", exit 5). The same run with the limit
 left alone is clean. (An ENOMEM with every limit far is exit 5:
 tests/robust/test_enomem_verdict.py.) Skips (77) where no guest can run."""
 import json
@@ -59,6 +62,8 @@ check(rc == "125" and doc.get("verdict", {}).get("status") == "resources",
 check(errors and all("Cannot allocate memory (near a limit: vm.max_map_count" in t
                      for t in errors),
       f"each error is ENOMEM near vm.max_map_count: {errors[:3]}")
-check(errors and all(re.match(r"split: (mprotect|unmapping|mremap|placeholder)", t)
-                     for t in errors), f"and names split's call: {errors[:3]}")
+others = [t for t in errors if not re.match(r"split: (mprotect|unmapping|mremap|placeholder)|"
+                                           r"fault: resetting chunk \d+ by a fresh mapping", t)]
+check(errors and not others, f"and names split's or fault's call: {len(others)} of {len(errors)} do not: "
+      f"{others[:3]}")
 done()
