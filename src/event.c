@@ -9,6 +9,8 @@
  */
 #include "run.h"
 
+#include <pmdstress/pool.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,8 +18,9 @@
 void pmd_events_init(struct pmd_run *run)
 {
 	cds_wfcq_init(&run->ev_head, &run->ev_tail);
+	/* from the pool: the fork and exec stressors' children do not copy it */
 	if (!run->ev_pool)
-		run->ev_pool = calloc(PMD_EVENTS_KEPT, sizeof(*run->ev_pool));
+		run->ev_pool = pmd_pool_alloc(PMD_EVENTS_KEPT * sizeof(*run->ev_pool));
 }
 
 void pmd_event_post(struct pmd_run *run, const struct pmd_event *ev)
@@ -93,4 +96,11 @@ const char *pmd_thp_state_name(enum pmd_thp_state s)
 	};
 
 	return (unsigned)s < PMD_THPS_COUNT ? names[s] : "?";
+}
+
+void pmd_events_fini(struct pmd_run *run)
+{
+	if (run->ev_pool)
+		pmd_pool_free(run->ev_pool, PMD_EVENTS_KEPT * sizeof(*run->ev_pool));
+	run->ev_pool = NULL;
 }

@@ -1265,8 +1265,9 @@ static void run_free(struct pmd_run *run)
 	pmd_race_trace_stop(run); /* a hung round's instance too */
 	pmd_fatal_watch(NULL);
 	free(run->mon.klog);
-	free(run->storm_buf);
-	free(run->ev_pool);
+	if (run->storm_buf)
+		pmd_pool_free(run->storm_buf, run->storm_buf_len);
+	pmd_events_fini(run);
 	free(run->mon.hang_dump);
 }
 

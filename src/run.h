@@ -186,6 +186,7 @@ void pmd_bench_free(struct pmd_run *run);
 /* Drain the event queue into the kept/counted store. Main thread only. */
 void pmd_events_drain(struct pmd_run *run);
 void pmd_events_init(struct pmd_run *run);
+void pmd_events_fini(struct pmd_run *run);
 
 /* THP probing resources (src/thpprobe.c). */
 void pmd_thp_probe_init(struct pmd_run *run);

@@ -14,6 +14,8 @@
 #include "restore_guard.h"
 #include "run.h"
 
+#include <pmdstress/pool.h>
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -290,9 +292,11 @@ int pmd_storm_reserve(struct pmd_run *run)
 		len = run->nworkers * sizeof(struct pmd_msg_worker);
 	if (len <= run->storm_buf_len)
 		return 0;
-	free(run->storm_buf);
+	if (run->storm_buf)
+		pmd_pool_free(run->storm_buf, run->storm_buf_len);
 	run->storm_buf_len = 0;
-	run->storm_buf = malloc(len);
+	/* from the pool: the fork and exec stressors' children do not copy it */
+	run->storm_buf = pmd_pool_alloc(len);
 	if (!run->storm_buf)
 		return -ENOMEM;
 	run->storm_buf_len = len;

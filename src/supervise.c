@@ -796,7 +796,7 @@ static void sup_free(struct sup *s)
 		for (k = 0; k < PMD_MAX_METRICS; k++)
 			pmd_hist_free(&run->totals[i].hist[k]);
 	free(run->rounds);
-	free(run->ev_pool);
+	pmd_events_fini(run);
 	free(run->workers);
 	free(run->numa.where);
 	free(run->numa.bind_cpus);
