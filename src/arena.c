@@ -47,6 +47,7 @@ static const char *const op_names[PMD_OP_COUNT] = {
 	[PMD_OP_MIGRATE_PAGES] = "migrate-pages",
 	[PMD_OP_MBIND_MOVE] = "mbind-move",
 	[PMD_OP_MPROTECT_EXEC] = "mprotect-exec",
+	[PMD_OP_MADV_POPULATE] = "madv-populate",
 };
 
 const char *pmd_op_name(unsigned op)

@@ -136,6 +136,7 @@ enum pmd_op {
 	PMD_OP_MIGRATE_PAGES, /* move_pages of some of the chunk's pages (arg: target node) */
 	PMD_OP_MBIND_MOVE,    /* mbind MPOL_MF_MOVE of the chunk's range (arg: target node) */
 	PMD_OP_MPROTECT_EXEC, /* a hole of a live round made PROT_READ|WRITE|EXEC (arg: range) */
+	PMD_OP_MADV_POPULATE, /* MADV_POPULATE_READ/WRITE of the chunk (arg: write | errno << 1) */
 	PMD_OP_COUNT,
 };
 

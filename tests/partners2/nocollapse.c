@@ -10,7 +10,10 @@
  * by the program and all its threads.
  *
  * Build: cc -O2 -Wall -o nocollapse nocollapse.c (tests/partners2/test_collapse.py
- * builds it in a temporary directory).
+ * builds it in a temporary directory). Another advice and errno can be
+ * refused with -DMADV_COLLAPSE_ADVICE=N -DREFUSE_ERRNO=E (the populate
+ * partner's tests refuse MADV_POPULATE_READ with EINVAL, as a kernel before
+ * 5.14 does, and MADV_POPULATE_WRITE with EHWPOISON, an error it must report).
  * Usage: nocollapse PROGRAM [ARGS...]
  * Exit: PROGRAM's status; 77 if seccomp filters are not available here;
  *       126 if PROGRAM cannot be run.
@@ -27,7 +30,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#ifndef MADV_COLLAPSE_ADVICE
 #define MADV_COLLAPSE_ADVICE 25 /* Linux 6.1 */
+#endif
+#ifndef REFUSE_ERRNO
+#define REFUSE_ERRNO EINVAL
+#endif
 
 #if defined(__x86_64__)
 #define NATIVE_ARCH AUDIT_ARCH_X86_64
@@ -68,7 +76,7 @@ static int install_filter(void)
 		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ADVICE_LO),
 		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, MADV_COLLAPSE_ADVICE, 1, 0),
 		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EINVAL & SECCOMP_RET_DATA)),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (REFUSE_ERRNO & SECCOMP_RET_DATA)),
 	};
 	struct sock_fprog prog = { .len = sizeof(insn) / sizeof(insn[0]), .filter = insn };
 
