@@ -82,7 +82,7 @@ const char *pmd_event_kind_name(enum pmd_event_kind k)
 		[PMD_EV_CORRUPTION] = "corruption", [PMD_EV_KERNEL_LOG] = "kernel_log",
 		[PMD_EV_TAINT] = "taint",	    [PMD_EV_SIGNAL] = "signal",
 		[PMD_EV_HANG] = "hang",		    [PMD_EV_ERROR] = "error",
-		[PMD_EV_MISPLACED] = "misplaced",
+		[PMD_EV_MISPLACED] = "misplaced", [PMD_EV_SOFT_DIRTY] = "soft_dirty",
 	};
 
 	return (unsigned)k < PMD_EV_KIND_COUNT ? names[k] : "?";

@@ -271,6 +271,17 @@ static void write_ktap(FILE *out, const struct pmd_run *run)
 		run_check(&k, run, ran, "no_misplaced_page", ev[PMD_EV_MISPLACED],
 			  "held chunk(s) off the node the kernel said it moved them to",
 			  PMD_EV_MISPLACED, PMD_EV_MISPLACED);
+	if (ran && !ev[PMD_EV_SOFT_DIRTY] && counter_of(run, "softdirty", "referenced"))
+		skipped(&k, "no_lost_soft_dirty", "the kernel has no soft-dirty tracking "
+						  "(CONFIG_MEM_SOFT_DIRTY): referenced bits were "
+						  "cleared instead, nothing to check");
+	else if (ran && !ev[PMD_EV_SOFT_DIRTY] && !counter_of(run, "softdirty", "checked"))
+		skipped(&k, "no_lost_soft_dirty", "no chunk written after a soft-dirty clear was "
+						  "checked (softdirty did not run or found none)");
+	else
+		run_check(&k, run, ran, "no_lost_soft_dirty", ev[PMD_EV_SOFT_DIRTY],
+			  "page(s) stored to after a soft-dirty clear that read clean",
+			  PMD_EV_SOFT_DIRTY, PMD_EV_SOFT_DIRTY);
 	splat_check(&k, run, ran);
 	run_check(&k, run, ran, "no_hang", ev[PMD_EV_HANG], "worker(s) stopped making progress",
 		  PMD_EV_HANG, PMD_EV_HANG);

@@ -945,6 +945,14 @@ static void decide_verdict(struct pmd_run *run)
 			 (unsigned long long)run->ev_count[PMD_EV_MISPLACED],
 			 run->ev_count[PMD_EV_MISPLACED] == 1 ? "" : "s",
 			 run->ev_count[PMD_EV_MISPLACED] == 1 ? "it" : "them");
+	} else if (run->ev_count[PMD_EV_SOFT_DIRTY]) {
+		/* the same: the data is there, the kernel's record of the store is not */
+		run->exit_code = 1;
+		run->status = "soft_dirty";
+		snprintf(run->verdict, sizeof(run->verdict),
+			 "%llu chunk%s with pages stored to after a soft-dirty clear that read clean",
+			 (unsigned long long)run->ev_count[PMD_EV_SOFT_DIRTY],
+			 run->ev_count[PMD_EV_SOFT_DIRTY] == 1 ? "" : "s");
 	} else if (run->ev_count[PMD_EV_KERNEL_LOG] || run->ev_count[PMD_EV_TAINT]) {
 		run->exit_code = 3;
 		run->status = "kernel";

@@ -23,6 +23,7 @@ enum pmd_event_kind {
 	PMD_EV_HANG,	       /* a worker stopped making progress */
 	PMD_EV_ERROR,	       /* a syscall failed in a way that ends the stressor */
 	PMD_EV_MISPLACED,      /* a page off the node the kernel said it moved it to */
+	PMD_EV_SOFT_DIRTY,     /* a page stored to after a soft-dirty clear reads clean */
 	PMD_EV_KIND_COUNT,
 };
 

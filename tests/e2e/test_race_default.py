@@ -17,7 +17,8 @@ from pmdtest import check, done, run, skip, thp_available  # noqa: E402
 
 # each partner of the default race and a latency it must have measured in 10 s
 PARTNERS = {"toggle": "chunk_call", "zap": "dontneed_call", "split": "protect_call",
-            "collapse": "call", "populate": "write_call", "procwalk": "smaps_read", "fork": "fork"}
+            "collapse": "call", "populate": "write_call", "softdirty": "clear",
+            "procwalk": "smaps_read", "fork": "fork"}
 # the one skip a partner may have here: a kernel without the feature it drives
 KERNEL_LACKS = {"collapse": ("kernel lacks MADV_COLLAPSE", "kernel without transparent huge pages"),
                 "populate": ("kernel lacks MADV_POPULATE_READ",)}
