@@ -63,6 +63,7 @@ struct fault_opts {
 	uint64_t spin;
 	uint64_t passes;
 	uint64_t readers;
+	uint64_t reader_rounds;
 	uint64_t pages;
 	char first[PMD_OPT_STRLEN];
 	uint64_t delay_ns;
@@ -114,6 +115,9 @@ static const struct pmd_option fault_options[] = {
 	  "workers per group whose first touch of a chunk is a load: the read fault maps the "
 	  "(huge) zero page while the others' write faults install pages; each then checks "
 	  "the chunk's first page holds only zeros and this round's stamps, and writes as usual" },
+	{ "reader-rounds", PMD_OPT_UINT, O(reader_rounds), "100", 0, 100, NULL,
+	  "percent of the rounds that are not seed rounds in which the readers load first, "
+	  "drawn per round (the others: every racer's first touch is a store)" },
 	{ "pages", PMD_OPT_UINT, O(pages), "512", 1, PMD_CHUNK_PAGES, NULL,
 	  "pages of each chunk a round writes: a window of this many from the round's first "
 	  "page, the rest must read zero (fewer: a 4 KiB fallback round stays small, for "
@@ -207,6 +211,7 @@ struct fault_group {
 	unsigned nlogs;
 	size_t logs_len;
 	struct fault_seed seed;	      /* this round's seed-race plan */
+	unsigned readers;	      /* this round's readers (--fault-readers, --fault-reader-rounds) */
 	struct pmd_racer_span *spans; /* each worker's first store to cur[0], seed rounds */
 	uint64_t round_t0;	      /* when the round was set up */
 	unsigned batch;		      /* its batch of the baton */
@@ -601,6 +606,8 @@ static void start_round(struct fault_group *g, struct pmd_worker *w, const struc
 	/* drawn every round, so a seed's other choices do not depend on the kernel */
 	fault_seed_plan(&g->seed, group_rand_below(g, 100) < o->seed_share, fp->mech, g->n,
 			seed_rand, g);
+	g->readers = o->readers && group_rand_below(g, 100) < o->reader_rounds ? (unsigned)o->readers
+									       : 0;
 	g->win = (unsigned)o->pages;
 	if (g->seed.on && o->seed_pages < g->win)
 		g->win = (unsigned)o->seed_pages;
@@ -775,7 +782,8 @@ static unsigned coprime_step(struct pmd_worker *w, unsigned win)
  */
 static unsigned touch_chunk(struct pmd_worker *w, struct pmd_chunk *c, char *addr, unsigned slot,
 			unsigned stride, unsigned first, unsigned win, unsigned order,
-			const struct fault_opts *o, struct fault_seed *seed, struct pmd_racer_span *sp)
+			const struct fault_opts *o, unsigned readers, struct fault_seed *seed,
+			struct pmd_racer_span *sp)
 {
 	const uint64_t key = w->si->arena->tag_key;
 	const uint32_t gen = __atomic_load_n(&c->gen, __ATOMIC_RELAXED);
@@ -822,14 +830,14 @@ static unsigned touch_chunk(struct pmd_worker *w, struct pmd_chunk *c, char *add
 		sp->faults = (uint8_t)(faults < 0xfe ? faults : 0xfe);
 		goto rest;
 	}
-	if (slot < o->readers) {
+	if (slot < readers) {
 		(void)pmd_load(pmd_page_slot(addr, p, slot));
 		t1 = pmd_now_ns(); /* a reader's contested fault is its load */
 		pmd_verify_in_round(w, c, addr, 0);
 		pmd_count(w, M_READS, 1);
 	}
 	pmd_store(pmd_page_slot(addr, p, slot), page_value(key, stamped, lbase + p, gen, slot));
-	if (slot >= o->readers)
+	if (slot >= readers)
 		t1 = pmd_now_ns();
 	sp->faults = 0xff;
 rest:
@@ -918,7 +926,7 @@ static void touch_round(struct fault_group *g, struct pmd_worker *w, const struc
 			continue;
 		}
 		step = touch_chunk(w, c, addr, slot, g->n, g->first_page, g->win, order, o,
-				   k == 0 && g->seed.on ? &g->seed : NULL, &sp);
+				   g->readers, k == 0 && g->seed.on ? &g->seed : NULL, &sp);
 		pmd_chunk_exit(c);
 		trace += choice_trace(w->id, g->round << 20 | i, step);
 		if (k == 0) {
