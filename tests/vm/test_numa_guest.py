@@ -237,6 +237,10 @@ def check_shared(k, g):
 # another node was migrated there; move_pages' target is the node after the
 # page's, so node 2 or 3 is two hops or more. Huge pages per node are sampled
 # during the run (the arena is the only MADV_HUGEPAGE memory, THP "madvise").
+# A second hop needs the same chunk moved again before its next round resets
+# it: under a loaded TCG host one 8 s run saw none about once in six (CI,
+# 2026-12-07: thp_migration_success 119, huge pages on node 1 only), so a
+# clean run that saw none is run once more.
 SCRIPT4 = f"""
 echo 0 > /proc/sys/kernel/numa_balancing
 touch /out/running
@@ -246,9 +250,16 @@ while [ -e /out/running ]; do
   echo >> /out/huge.log
   sleep 0.2
 done &
-{pmd} --config numa --mem-policy bind:0 --migrate-mbind 0 --migrate-held-mbind 0 --migrate-race 0 \
-  --size 8M --duration 8s --threads 4 --progress off --json /out/four.json > /out/four.txt 2>&1
-echo $? > /out/four.rc
+for run in 1 2; do
+  {pmd} --config numa --mem-policy bind:0 --migrate-mbind 0 --migrate-held-mbind 0 \
+    --migrate-race 0 --size 8M --duration 8s --threads 4 --progress off --json /out/four.json \
+    > /out/four.txt 2>&1
+  echo $? > /out/four.rc
+  echo $run > /out/four.runs
+  # a second run only when the first was clean yet no huge page was seen two hops away
+  [ "$(cat /out/four.rc)" = 0 ] || break
+  awk '{{ if ($6 > 0 || $8 > 0) f = 1 }} END {{ exit !f }}' /out/huge.log && break
+done
 rm /out/running
 wait
 """
@@ -280,7 +291,8 @@ def check_four(k, g):
           most.get(3, 0) > 0 and most.get(2, 0) + most.get(3, 0) > 0,
           f"{k}, 4 nodes: huge pages migrated from node 0 across the others: "
           f"thp_migration_success {vm.get('thp_migration_success')}, most AnonHugePages kB "
-          f"per node {most}, migrate {counter(doc, 'migrate', 'ops')} calls")
+          f"per node {most}, migrate {counter(doc, 'migrate', 'ops')} calls "
+          f"(run {(g.file('four.runs') or '?').strip()} of 2)")
 
 
 def one_line(text):
