@@ -659,10 +659,17 @@ static void judge(struct pmd_race *r, struct race_tracer *tr, const struct pmd_r
 		r->trace_lost++;
 		return;
 	}
+	/*
+	 * A reader's first touch is a load: its fault maps the (huge) zero
+	 * page, and the huge zero path deposits a page table, which reads as
+	 * the PTE path here. It installs no page of its own: not a racer of
+	 * the seed race, whatever its allocations say.
+	 */
 	for (i = 0; i < rr->nracers && i < PMD_RACE_MAX_RACERS; i++) {
-		paths[i] = rr->r[i].hi ? pmd_race_classify(tr->ev, tr->nev, rr->r[i].tid,
-							    rr->r[i].lo, rr->r[i].hi)
-				       : 0;
+		paths[i] = rr->r[i].hi && i >= rr->readers
+				   ? pmd_race_classify(tr->ev, tr->nev, rr->r[i].tid, rr->r[i].lo,
+						       rr->r[i].hi)
+				   : 0;
 		thp |= paths[i] & PMD_PATH_THP;
 		pte |= paths[i] & PMD_PATH_PTE;
 		if (paths[i] == (PMD_PATH_THP | PMD_PATH_PTE))
@@ -674,9 +681,10 @@ static void judge(struct pmd_race *r, struct race_tracer *tr, const struct pmd_r
 		bool kseed;
 
 		for (j = 0; j < i; j++)
-			kp[j] = rr->r[j].hi ? pmd_race_classify_kprobe(tr->ev, tr->nev, rr->r[j].tid,
-									rr->r[j].lo, rr->r[j].hi)
-					    : 0;
+			kp[j] = rr->r[j].hi && j >= rr->readers
+					? pmd_race_classify_kprobe(tr->ev, tr->nev, rr->r[j].tid,
+								   rr->r[j].lo, rr->r[j].hi)
+					: 0;
 		kseed = pmd_race_seed_of(kp, i);
 		r->kp_seed += kseed;
 		r->kp_agree += kseed && seed;

@@ -455,6 +455,7 @@ static void post_race(struct fault_group *g, struct pmd_worker *w, const struct 
 	rr.end_state = (uint8_t)end;
 	rr.disturbed = partner_touched(c, g->round_t0);
 	rr.collided = collided;
+	rr.readers = (uint8_t)(g->seed.on ? 0 : g->readers < 0xff ? g->readers : 0xff);
 	rr.clear_ns = (uint32_t)(g->seed.window_ns < UINT32_MAX ? g->seed.window_ns : UINT32_MAX);
 	rr.nracers = (uint8_t)(g->n < PMD_RACE_MAX_RACERS ? g->n : PMD_RACE_MAX_RACERS);
 	for (i = 0; i < rr.nracers; i++)

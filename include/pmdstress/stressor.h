@@ -416,6 +416,7 @@ struct pmd_race_round {
 	uint8_t end_state; /* enum pmd_thp_state after the stores, before verifying */
 	uint8_t disturbed; /* a partner changed the chunk's mapping during the round */
 	uint8_t collided;  /* two or more racers' first stores overlapped in time */
+	uint8_t readers;   /* racers 0..readers-1 loaded first (a zero-page fault): not classified */
 	uint32_t clear_ns; /* a THP-role first store, as learned so far (seed rounds) */
 	uint8_t nracers;
 	struct pmd_racer_span r[PMD_RACE_MAX_RACERS];
