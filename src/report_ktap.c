@@ -244,7 +244,12 @@ static void write_ktap(FILE *out, const struct pmd_run *run)
 
 	for (i = 0; i < run->nsinst; i++)
 		ran += !run->sinst[i].skipped;
-	nchecks = run->nsinst + 7;
+	/*
+	 * one per stressor, then seed_race_exercised, no_corruption,
+	 * no_fault_on_live_chunk, no_misplaced_page, no_lost_soft_dirty,
+	 * no_kernel_splat, no_hang, no_internal_error
+	 */
+	nchecks = run->nsinst + 8;
 	fprintf(out, "TAP version 13\n1..%u\n", nchecks);
 	diag(&k, "pmdstress %s: scenario %s, seed 0x%" PRIx64 ", %u threads, %.2f s, kernel %s",
 	     PMD_VERSION, cfg->scenario, cfg->seed_used, run->nworkers, pmd_run_seconds(run),
