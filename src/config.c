@@ -38,7 +38,8 @@ static const char *const race_trace_modes[] = { "auto", "off", NULL };
 
 const struct pmd_option pmd_global_options[] = {
 	{ "threads", PMD_OPT_UINT, G(threads), "0", 0, 1000000, NULL,
-	  "worker threads of all stressors together (0: 4 per online CPU, at least 8)" },
+	  "worker threads of all stressors together (0: 4 per online CPU, at least 8, and at "
+	  "least every partner's workers plus 2 racers per storm stressor)" },
 	{ "duration", PMD_OPT_DURATION, G(duration_ns), "10s", 1000000ull, 30ull * 86400000000000ull,
 	  NULL, "how long to run (s/m/h suffixes; a bare number is seconds)" },
 	{ "size", PMD_OPT_SIZE, G(size), "64M", 2ull << 20, 256ull << 30, NULL,
@@ -656,6 +657,7 @@ static int resolve_workers(struct pmd_config *cfg, char *err, size_t errlen)
 {
 	uint64_t fixed = 0, total = cfg->threads;
 	unsigned i, nrest = 0, nenabled = 0;
+	bool chosen = !total; /* --threads 0: ours to choose */
 	char list[PMD_ERRLEN] = "";
 	size_t n = 0;
 
@@ -687,6 +689,12 @@ static int resolve_workers(struct pmd_config *cfg, char *err, size_t errlen)
 			n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s=%u", n ? ", " : "",
 					      pmd_stressors[i]->name, sc->nworkers);
 	}
+	/*
+	 * Chosen by us: room for every partner and a pair of racers, so that a
+	 * small machine's default run drops no partner of the scenario.
+	 */
+	if (chosen && nrest && fixed + 2ull * nrest > total)
+		total = fixed + 2ull * nrest;
 	if (!nenabled)
 		return pmd_errf(err, errlen, "no stressor selected (the scenario has no stressor "
 					 "section and --stressors is empty)");

@@ -37,8 +37,9 @@ def ran_clean(what, args, stressors, may_not_run=False):
 probes = ["scan", "smaps"] + (["kpageflags"] if is_root() else [])
 for probe in probes:
     # scan: not before 6.7 (exit 125; test_thp_probe checks the refusal)
-    ran_clean(f"probe {probe}", ["--config", "race", "--threads", "8", "--thp-probe", probe],
-              ["fault", "toggle", "zap", "split", "collapse", "procwalk", "fork"],
+    ran_clean(f"probe {probe}", ["--config", "race", "--threads", "12", "--thp-probe", probe],
+              ["fault", "toggle", "zap", "split", "collapse", "populate", "softdirty",
+               "procwalk", "fork"],
               may_not_run=probe == "scan")
 ran_clean("exec", ["--config", "exec", "--threads", "4"], ["fault", "exec"])
 for st in ["brk", "page"]:
