@@ -19,11 +19,15 @@
  * data, an absent one becomes a zero page or a zero-filled page), so, as
  * collapse, it takes no ownership, holds nothing, and hits live rounds and
  * settled chunks alike: the verifier needs no race record. What it may
- * meet: a chunk moved away meanwhile (its old place is a PROT_NONE
- * placeholder: EINVAL), a hole split's plain mremap leaves for a moment
- * (ENOMEM), the memory cgroup's window of the seed race (ENOMEM), an
- * injected page past a file's end (EFAULT). Each is counted; an error none
- * of them explains is reported, once per worker, and the partner goes on.
+ * meet: EINVAL where part of the range is not writable or not readable for
+ * a moment (a chunk moved away leaves a PROT_NONE placeholder, split's
+ * munmap holes are one until the fresh page is mapped, its mprotect holes
+ * are read-only while it holds the chunk, even in the middle of a live
+ * round, without the chunk's address or generation changing), a hole
+ * split's plain mremap leaves for a moment (ENOMEM), the memory cgroup's
+ * window of the seed race (ENOMEM), an injected page past a file's end
+ * (EFAULT). Each is counted; an ENOMEM or EFAULT none of them explains is
+ * reported, once per worker, and the partner goes on.
  *
  * How to tell it fired: "raced" counts calls on a chunk whose round was
  * under way; "zero_thp" counts read populates of an empty chunk after
@@ -98,7 +102,8 @@ static const struct pmd_metric populate_metrics[] = {
 			 "page)",
 			 PMD_BETTER_NONE },
 	[M_MOVED] = { "moved", PMD_METRIC_COUNT,
-		      "EINVAL: the chunk was moved or replaced under the call (a placeholder)",
+		      "EINVAL: part of the chunk was moved, unmapped (a PROT_NONE placeholder) or "
+		      "read-only (split's holes) under the call",
 		      PMD_BETTER_NONE },
 	[M_ENOMEM] = { "enomem", PMD_METRIC_COUNT,
 		       "ENOMEM: a hole of split's plain mremap, or the seed race's memcg window",
@@ -157,7 +162,7 @@ static bool expected_error(struct pmd_worker *w, struct pmd_chunk *c, int err, u
 
 	switch (err) {
 	case EINVAL:
-		return changed;
+		return true; /* split's holes come and go without a trace in the chunk */
 	case ENOMEM:
 		return changed || __atomic_load_n(&w->si->arena->holes, __ATOMIC_ACQUIRE) ||
 		       pmd_enomem_own(w, err);
