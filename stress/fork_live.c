@@ -21,9 +21,15 @@ bool pmd_fork_live_take(struct pmd_worker *w, struct pmd_fork_live *l, unsigned 
 			continue;
 		if (!pmd_chunk_disturb_begin(c))
 			continue;
+		/* the child writes every page: not while split holds one read-only */
+		if (!pmd_chunk_flag_unless(c, PMD_CF_FORKING, PMD_CF_RO_HOLE | PMD_CF_FORKING)) {
+			pmd_chunk_disturb_end(c);
+			continue;
+		}
 		/* inside the bracket the round's log and expectations hold until we end it */
 		log = __atomic_load_n(&c->log, __ATOMIC_ACQUIRE);
 		if (!log || log->nworkers > PMD_PAGE_SLOTS || !(addr = pmd_chunk_enter(c))) {
+			pmd_chunk_flag_clear(c, PMD_CF_FORKING);
 			pmd_chunk_disturb_end(c);
 			continue;
 		}
@@ -66,6 +72,7 @@ void pmd_fork_live_release(struct pmd_fork_live *l, uint64_t raced[PMD_MASK_WORD
 	for (i = 0; i < PMD_MASK_WORDS; i++)
 		raced[i] = __atomic_load_n(&l->c->race_pages[i], __ATOMIC_ACQUIRE);
 	pmd_chunk_exit(l->c);
+	pmd_chunk_flag_clear(l->c, PMD_CF_FORKING);
 	pmd_chunk_disturb_end(l->c);
 	l->held = false;
 }

@@ -430,7 +430,9 @@ static bool done_hole(struct pmd_worker *w, const struct pmd_round_log *log, uns
  * merge), and what the log says is done must be there. In an RCU section
  * throughout, so nobody moves the chunk meanwhile. 1 if done, 0 if no round
  * was found, -errno if the hole stays read-only (the chunk is then out of
- * the run: a store to it would fault).
+ * the run: a store to it would fault). A read-only hole and a fork that
+ * copies the round exclude each other (PMD_CF_RO_HOLE, PMD_CF_FORKING): the
+ * fork's child writes every page of its copy, the hole's too.
  */
 static int live_mprotect(struct pmd_worker *w)
 {
@@ -447,13 +449,16 @@ static int live_mprotect(struct pmd_worker *w)
 
 	if (!c)
 		return 0;
-	ro = done_hole(w, __atomic_load_n(&c->log, __ATOMIC_ACQUIRE), (unsigned)o->pages, &lo);
+	ro = done_hole(w, __atomic_load_n(&c->log, __ATOMIC_ACQUIRE), (unsigned)o->pages, &lo) &&
+	     pmd_chunk_flag_unless(c, PMD_CF_RO_HOLE, PMD_CF_FORKING);
 	if (!ro) {
 		lo = pick_hole(w);
 		prot = PROT_READ | PROT_WRITE | PROT_EXEC;
 	}
 	if ((!ro && __atomic_load_n(&sp->no_exec, __ATOMIC_RELAXED)) ||
 	    !(addr = pmd_chunk_enter(c))) {
+		if (ro)
+			pmd_chunk_flag_clear(c, PMD_CF_RO_HOLE);
 		pmd_chunk_disturb_end(c);
 		return 0;
 	}
@@ -488,7 +493,7 @@ static int live_mprotect(struct pmd_worker *w)
 		pmd_chunk_exit(c);
 		/* a read-only page in a chunk the storm writes: keep everyone out for good */
 		pmd_chunk_retire(c);
-		pmd_chunk_disturb_end(c);
+		pmd_chunk_disturb_end(c); /* RO_HOLE stays: no fork may copy it either */
 		pmd_worker_error(w, err, "split: mprotect of live chunk %u pages %u..%u back to "
 					 "read-write (chunk left retired)", c->index, lo, hi);
 		return err;
@@ -496,6 +501,8 @@ static int live_mprotect(struct pmd_worker *w)
 	pmd_latency(w, L_UNPROTECT, pmd_now_ns() - t);
 	pmd_chunk_log(c, pmd_now_ns(), PMD_OP_MPROTECT_RW, w->id, lo | (hi - lo) << 9);
 	pmd_chunk_exit(c);
+	if (ro)
+		pmd_chunk_flag_clear(c, PMD_CF_RO_HOLE);
 	if (rc) {
 		pmd_worker_error(w, rc, "split: mprotect of live chunk %u pages %u..%u to %s",
 				 c->index, lo, hi, ro ? "read-only" : "read-write-exec");

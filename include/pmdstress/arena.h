@@ -50,6 +50,8 @@ enum pmd_chunk_flags {
 	PMD_CF_REPORTED = 1u << 1, /* a page was found bad (reported_pages says which) */
 	PMD_CF_CLOSING = 1u << 2,  /* the round's owner is about to verify: no new disturbers */
 	PMD_CF_MOVING = 1u << 3,   /* a partner unmaps or moves part of a live round's chunk */
+	PMD_CF_RO_HOLE = 1u << 4,  /* split made a hole of a live round read-only */
+	PMD_CF_FORKING = 1u << 5,  /* fork copies a live round: its child writes every page */
 };
 
 /*
@@ -270,6 +272,27 @@ bool pmd_chunk_retired(const struct pmd_chunk *c);
  */
 bool pmd_chunk_disturb_begin(struct pmd_chunk *c);
 void pmd_chunk_disturb_end(struct pmd_chunk *c);
+/*
+ * Set flag @set on @c unless one of @unless is set; true if set. Two
+ * disturbers that must not overlap (a read-only hole and a fork whose
+ * child writes every page) each set theirs unless the other's is there.
+ */
+static inline bool pmd_chunk_flag_unless(struct pmd_chunk *c, uint32_t set, uint32_t unless)
+{
+	uint32_t old = __atomic_load_n(&c->flags, __ATOMIC_ACQUIRE);
+
+	do {
+		if (old & unless)
+			return false;
+	} while (!__atomic_compare_exchange_n(&c->flags, &old, old | set, false, __ATOMIC_ACQ_REL,
+					      __ATOMIC_ACQUIRE));
+	return true;
+}
+
+static inline void pmd_chunk_flag_clear(struct pmd_chunk *c, uint32_t flag)
+{
+	__atomic_and_fetch(&c->flags, ~flag, __ATOMIC_RELEASE);
+}
 /*
  * One that may zero pages [lo, hi) (enum pmd_chunk_race_kind): race_begin() does
  * disturb_begin(), claims a record and marks the pages raced, then reads
