@@ -355,13 +355,15 @@ static int kprobe_events(const char *text)
 
 /*
  * Where the kernel has kprobe events: one on each path's function, in a
- * group of the run's own, enabled in its instance beside the page events.
- * They say directly which path a racer entered, and so check what the page
- * events are read to mean; nothing depends on them.
+ * group of the run's own, enabled in its instance beside the page events
+ * and filtered to the racers as they are. They say directly which path a
+ * racer entered, and so check what the page events are read to mean;
+ * nothing depends on them.
  */
-static void kprobes_start(struct race_tracer *tr)
+static void kprobes_start(struct race_tracer *tr, const char *who)
 {
 	char text[256], path[200];
+	int err;
 
 	snprintf(tr->kprobes, sizeof(tr->kprobes), "pmdstress_%d", (int)getpid());
 	snprintf(text, sizeof(text), "p:%s/pmd_thp_path do_huge_pmd_anonymous_page\n"
@@ -370,8 +372,10 @@ static void kprobes_start(struct race_tracer *tr)
 		tr->kprobes[0] = '\0';
 		return;
 	}
+	snprintf(path, sizeof(path), "events/%s/filter", tr->kprobes);
+	err = who[0] ? put(tr, path, who) : 0;
 	snprintf(path, sizeof(path), "events/%s/enable", tr->kprobes);
-	if (put(tr, path, "1")) {
+	if (err || put(tr, path, "1")) {
 		snprintf(text, sizeof(text), "-:%s/pmd_thp_path\n-:%s/pmd_pte_path\n", tr->kprobes,
 			 tr->kprobes);
 		kprobe_events(text);
@@ -450,14 +454,51 @@ void pmd_race_trace_remove(int pid)
 		remove_left(pid);
 }
 
-/* The fault workers' thread ids, for set_event_pid; false if none. */
-static bool racer_tids(struct pmd_run *run, char *buf, size_t len)
+static int cmp_int(const void *a, const void *b)
 {
-	uint64_t end = pmd_now_ns() + 2000000000ull;
-	size_t n = 0;
-	unsigned i;
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+bool pmd_race_pid_filter(int *tid, size_t n, char *buf, size_t len)
+{
+	size_t f = 0, i, j;
 
 	buf[0] = '\0';
+	qsort(tid, n, sizeof(*tid), cmp_int);
+	for (i = 0; i < n && f < len; i = j) {
+		for (j = i + 1; j < n && tid[j] <= tid[j - 1] + 1; j++)
+			;
+		f += (size_t)(tid[j - 1] > tid[i]
+				      ? snprintf(buf + f, len - f,
+						 "%scommon_pid >= %d && common_pid <= %d",
+						 f ? " || " : "", tid[i], tid[j - 1])
+				      : snprintf(buf + f, len - f, "%scommon_pid == %d",
+						 f ? " || " : "", tid[i]));
+	}
+	if (f >= len)
+		buf[0] = '\0';
+	return n && buf[0];
+}
+
+/*
+ * The fault workers' thread ids as a common_pid filter (pmd_race_pid_filter)
+ * and as a set_event_pid list; false if none. The filter is what the events
+ * get: set_event_pid hooks the scheduler's tracepoints, and turning those
+ * on and off patches the wake-up path's code while every CPU runs it (a
+ * TCG guest once took an int3 oops in ttwu_do_activate doing it). Only a
+ * filter too long for the kernel (a page) falls back to set_event_pid.
+ */
+static bool racer_tids(struct pmd_run *run, char *filter, size_t flen, char *list, size_t llen)
+{
+	uint64_t end = pmd_now_ns() + 2000000000ull;
+	size_t n = 0, l = 0, i;
+	int *tid = calloc(run->nworkers ? run->nworkers : 1, sizeof(*tid));
+
+	filter[0] = list[0] = '\0';
+	if (!tid)
+		return false;
 	for (i = 0; i < run->nworkers; i++) {
 		struct pmd_worker *w = &run->workers[i];
 
@@ -466,10 +507,13 @@ static bool racer_tids(struct pmd_run *run, char *buf, size_t len)
 		/* set by the worker before it waits at the start */
 		while (!__atomic_load_n(&w->tid, __ATOMIC_ACQUIRE) && pmd_now_ns() < end)
 			usleep(1000);
-		if (!w->tid || n + 16 >= len)
-			continue;
-		n += (size_t)snprintf(buf + n, len - n, "%s%d", n ? " " : "", w->tid);
+		if (w->tid)
+			tid[n++] = w->tid;
 	}
+	for (i = 0; i < n && l + 16 < llen; i++)
+		l += (size_t)snprintf(list + l, llen - l, "%s%d", l ? " " : "", tid[i]);
+	pmd_race_pid_filter(tid, n, filter, flen);
+	free(tid);
 	return n > 0;
 }
 
@@ -477,7 +521,7 @@ void pmd_race_trace_start(struct pmd_run *run)
 {
 	struct pmd_race *r = &run->race;
 	struct race_tracer *tr;
-	char pids[8192];
+	char pids[8192], who[3000], alloc[3200], free_[3200];
 	int err = 0;
 
 	r->tracing = false;
@@ -521,10 +565,14 @@ void pmd_race_trace_start(struct pmd_run *run)
 		snprintf(r->trace_why, sizeof(r->trace_why), "no 'mono' trace clock");
 		goto fail;
 	}
-	if (!racer_tids(run, pids, sizeof(pids))) {
+	if (!racer_tids(run, who, sizeof(who), pids, sizeof(pids))) {
 		snprintf(r->trace_why, sizeof(r->trace_why), "no fault worker to trace");
 		goto fail;
 	}
+	snprintf(alloc, sizeof(alloc), "(order == 9 || (order == 0 && migratetype == 0))%s%s%s",
+		 who[0] ? " && (" : "", who, who[0] ? ")" : "");
+	snprintf(free_, sizeof(free_), "order == 9%s%s%s", who[0] ? " && (" : "", who,
+		 who[0] ? ")" : "");
 	snprintf(tr->dir, sizeof(tr->dir), TRACEFS "/instances/pmdstress-%d", (int)getpid());
 	if (mkdir(tr->dir, 0700)) {
 		err = -errno;
@@ -535,10 +583,9 @@ void pmd_race_trace_start(struct pmd_run *run)
 	}
 	/* mono: the clock of pmd_now_ns(), so the spans and the events line up */
 	if ((err = put(tr, "trace_clock", "mono")) || (err = put(tr, "buffer_size_kb", "4096")) ||
-	    (err = put(tr, "events/kmem/mm_page_alloc/filter",
-		       "order == 9 || (order == 0 && migratetype == 0)")) ||
-	    (err = put(tr, "events/kmem/mm_page_free/filter", "order == 9")) ||
-	    (err = put(tr, "set_event_pid", pids)) ||
+	    (err = put(tr, "events/kmem/mm_page_alloc/filter", alloc)) ||
+	    (err = put(tr, "events/kmem/mm_page_free/filter", free_)) ||
+	    (!who[0] && (err = put(tr, "set_event_pid", pids))) ||
 	    (err = put(tr, "events/kmem/mm_page_alloc/enable", "1")) ||
 	    (err = put(tr, "events/kmem/mm_page_free/enable", "1"))) {
 		snprintf(r->trace_why, sizeof(r->trace_why), "setting up the tracefs instance: %s",
@@ -546,7 +593,7 @@ void pmd_race_trace_start(struct pmd_run *run)
 		goto fail;
 	}
 	if (!access(TRACEFS "/kprobe_events", W_OK))
-		kprobes_start(tr);
+		kprobes_start(tr, who);
 	r->kprobes = tr->kprobes[0] != '\0';
 	if ((err = put(tr, "tracing_on", "1"))) {
 		snprintf(r->trace_why, sizeof(r->trace_why), "starting the trace: %s",

@@ -64,6 +64,13 @@ struct pmd_race {
 };
 
 /* Pure parts, unit-tested: */
+/*
+ * A tracefs filter matching the thread ids @tid[0..n) (sorted in place),
+ * runs of consecutive ids as one range: "common_pid >= 10 && common_pid <=
+ * 12 || common_pid == 20". False, and @buf empty, for none or when it does
+ * not fit in @len.
+ */
+bool pmd_race_pid_filter(int *tid, size_t n, char *buf, size_t len);
 enum pmd_race_inference pmd_race_infer(const struct pmd_race_round *rr);
 /* Parse a line of a tracefs trace; false if it is not a line of ours. */
 bool pmd_race_parse_line(const char *line, struct pmd_race_ev *ev);

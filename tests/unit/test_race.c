@@ -9,6 +9,7 @@
 #include "race.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 /* One seed round: racer 101 on the THP path loses to racer 202's page table. */
 static const char *const seed_round[] = {
@@ -149,8 +150,29 @@ static void test_infer(void)
 	CHECK_EQ_U64(pmd_race_infer(&rr), PMD_INFER_NONE, "not a seed round: no roles, no counts");
 }
 
+/* The racers' filter: consecutive ids as one range, and nothing when it does not fit. */
+static void test_pid_filter(void)
+{
+	int tid[] = { 73, 10, 11, 80, 12, 74 }, one[] = { 5 }, dup[] = { 7, 7, 8 };
+	char buf[200], tiny[40];
+
+	CHECK(pmd_race_pid_filter(tid, 6, buf, sizeof(buf)), "six ids make a filter");
+	CHECK(!strcmp(buf, "common_pid >= 10 && common_pid <= 12 || "
+			   "common_pid >= 73 && common_pid <= 74 || common_pid == 80"),
+	      "runs become ranges, sorted: '%s'", buf);
+	CHECK(pmd_race_pid_filter(one, 1, buf, sizeof(buf)) && !strcmp(buf, "common_pid == 5"),
+	      "one id: '%s'", buf);
+	CHECK(pmd_race_pid_filter(dup, 3, buf, sizeof(buf)) &&
+		      !strcmp(buf, "common_pid >= 7 && common_pid <= 8"),
+	      "a repeated id stays in its run: '%s'", buf);
+	CHECK(!pmd_race_pid_filter(tid, 6, tiny, sizeof(tiny)) && !tiny[0],
+	      "too long for the buffer: no filter, not a cut one ('%s')", tiny);
+	CHECK(!pmd_race_pid_filter(tid, 0, buf, sizeof(buf)) && !buf[0], "no ids, no filter");
+}
+
 int main(void)
 {
+	test_pid_filter();
 	test_parse();
 	test_classify();
 	test_infer();
