@@ -1002,7 +1002,8 @@ static void decide_verdict(struct pmd_run *run)
 static int setup_instances(struct pmd_run *run)
 {
 	const struct pmd_config *cfg = run->cfg;
-	unsigned i;
+	struct pmd_sinst *rest = NULL;
+	unsigned i, spare = 0;
 
 	for (i = 0; pmd_stressors[i]; i++) {
 		const struct pmd_scfg *sc = &cfg->st[i];
@@ -1023,7 +1024,18 @@ static int setup_instances(struct pmd_run *run)
 			si->skipped = "needs root";
 		else if (si->st->supported)
 			si->skipped = si->st->supported(si);
+		/*
+		 * A partner this machine cannot run (migrate on one NUMA node)
+		 * gives its workers to the first 'rest' stressor, so --threads N
+		 * still runs N threads; one dropped for want of threads had none.
+		 */
+		if (sc->workers.rest && !si->skipped && !rest)
+			rest = si;
+		else if (!sc->workers.rest && si->skipped && !sc->dropped[0])
+			spare += si->nworkers;
 	}
+	if (rest)
+		rest->nworkers += spare;
 	return 0;
 }
 
