@@ -70,6 +70,7 @@ struct fault_opts {
 	uint64_t turn_ns;
 	uint64_t seed_share;
 	uint64_t seed_pages;
+	uint64_t reader_pages;
 };
 
 static const char *const orders[] = { "mixed", "forward", "backward", "random", NULL };
@@ -118,6 +119,10 @@ static const struct pmd_option fault_options[] = {
 	{ "reader-rounds", PMD_OPT_UINT, O(reader_rounds), "100", 0, 100, NULL,
 	  "percent of the rounds that are not seed rounds in which the readers load first, "
 	  "drawn per round (the others: every racer's first touch is a store)" },
+	{ "reader-pages", PMD_OPT_UINT, O(reader_pages), "512", 1, PMD_CHUNK_PAGES, NULL,
+	  "pages a round with readers writes (at most --fault-pages): a write fault splits a "
+	  "huge zero PMD before 6.13, so such a round ends PTE-mapped, a fault per page and "
+	  "racer, all racers on the same pages; the default race writes 32" },
 	{ "pages", PMD_OPT_UINT, O(pages), "512", 1, PMD_CHUNK_PAGES, NULL,
 	  "pages of each chunk a round writes: a window of this many from the round's first "
 	  "page, the rest must read zero (fewer: a 4 KiB fallback round stays small, for "
@@ -612,6 +617,8 @@ static void start_round(struct fault_group *g, struct pmd_worker *w, const struc
 	g->win = (unsigned)o->pages;
 	if (g->seed.on && o->seed_pages < g->win)
 		g->win = (unsigned)o->seed_pages;
+	if (g->readers && o->reader_pages < g->win)
+		g->win = (unsigned)o->reader_pages;
 	window_over_injection(g, w);
 	for (tries = 0; tries < span && g->ncur < g->want; tries++) {
 		unsigned idx = g->lo + g->cursor;
