@@ -7,9 +7,10 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 from pmdtest import check, done, is_root, run, skip_part, thp_available  # noqa: E402
 
-# one group of all six workers, so that one group goes round all 8 chunks
+# one group of all six workers, so that one group goes round all 8 chunks; rounds
+# with a reader write every page too (the race scenario writes 32 there)
 base = ["--stressors", "fault", "--threads", "6", "--fault-group", "6", "--duration", "2s",
-        "--size", "16M", "--progress", "off", "--quiet"]
+        "--size", "16M", "--progress", "off", "--quiet", "--fault-reader-pages", "512"]
 
 r = run(base + ["--thp", "nohuge"])
 f = r.stressor("fault")
