@@ -18,9 +18,10 @@ if not thp_available():
     skip("transparent hugepages are disabled here")
 
 # one group of all workers, so that the slots below are written; plain rounds,
-# whose counts the checks below compute (a seed round writes a smaller window)
+# whose counts the checks below compute (a seed round writes a smaller window, and
+# the race scenario's rounds with a reader 32 pages)
 base = ["--stressors", "fault", "--threads", "4", "--fault-group", "4", "--fault-seed", "0",
-        "--size", "8M", "--progress", "off", "--quiet", "on"]
+        "--fault-reader-pages", "512", "--size", "8M", "--progress", "off", "--quiet", "on"]
 
 # P passes: every completed round is 4 workers x 512 pages x P stores
 r = run(base + ["--fault-passes", "3", "--duration", "1s"])

@@ -127,8 +127,10 @@ CASES = [  # (kind, extra options, the class that must be caught, what was injec
 ]
 OPS = {"dontneed": ("zap-dontneed", "dontneed-sub"), "remap": ("zap-remap", "munmap-sub"),
        "free": ("madv-free",), "cold": ("madv-cold",), "pageout": ("madv-pageout",)}
-# plain rounds: every page of a held chunk holds stamps (a seed round writes 32)
-held = base + ["--seed", "7", "--threads", "4", "--zap-race", "0", "--fault-seed", "0"]
+# plain rounds: every page of a held chunk holds stamps (a seed round writes 32,
+# and so does a round with a reader in the race scenario)
+held = base + ["--seed", "7", "--threads", "4", "--zap-race", "0", "--fault-seed", "0",
+               "--fault-reader-pages", "512"]
 for kind, extra, cls, what in CASES:
     name = f"{kind}{' ' + ' '.join(extra) if extra else ''}"
     weights = [f"--zap-{k}={int(k == kind)}" for k in KINDS]

@@ -16,9 +16,10 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 from pmdtest import PMDSTRESS, check, done, run  # noqa: E402
 
-# one group (--fault-group 4): slot 2 is a worker's
+# one group (--fault-group 4): slot 2 is a worker's; rounds with a reader write
+# every page, so the corrupted page is one a round wrote (the race scenario: 32)
 base = ["--stressors", "fault", "--threads", "4", "--fault-group", "4", "--duration", "1s",
-        "--size", "16M", "--progress", "off", "--quiet",
+        "--size", "16M", "--progress", "off", "--quiet", "--fault-reader-pages", "512",
         "--seed", "7"]
 CHUNK, PAGE, SLOT = 3, 17, 2
 

@@ -62,8 +62,10 @@ runs = [
     ["--threads", "16", "--duration", "4s", "--thp", "toggle"],
     ["--threads", "8", "--duration", "3s", "--shared"],
     ["--threads", "70", "--duration", "3s", "--fault-group", "32"],
-    # full windows: a seed round writes 32 pages, and the stale page must be written
-    ["--threads", "8", "--duration", "2s", "--fault-seed", "0", "--inject", "stale:2:5:1"],
+    # full windows: a seed round writes 32 pages (a reader round too), and the stale
+    # page must be written
+    ["--threads", "8", "--duration", "2s", "--fault-seed", "0", "--fault-reader-pages", "512",
+     "--inject", "stale:2:5:1"],
     # the partners at their own scenarios' rates, and the fork/exec storms (COW checks)
     ["--config", "zap", "--threads", "8", "--duration", "2s"],
     ["--config", "split", "--threads", "8", "--duration", "2s"],
