@@ -29,9 +29,10 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 from pmdtest import PMDSTRESS, check, done, run, storm_of  # noqa: E402
 
-# one group of 4 writers, so that slot 2 is written (the default group is the CPUs' count)
+# one group of 4 writers, so that slot 2 is written (the default group is the CPUs' count);
+# rounds with a reader write every page, so page 17 is written (the race scenario: 32)
 BASE = ["--stressors", "fault,zap", "--threads", "4", "--fault-group", "64", "--duration", "2s",
-        "--size", "16M", "--progress", "off", "--quiet"]
+        "--size", "16M", "--progress", "off", "--quiet", "--fault-reader-pages", "512"]
 ONLY = {k: ["--zap-" + o + "=" + str(int(o == k)) for o in
             ("dontneed", "free", "cold", "pageout", "remap")] for k in ("dontneed", "free")}
 CHUNK, PAGE, SLOT = 3, 17, 2
