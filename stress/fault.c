@@ -581,16 +581,21 @@ static uint64_t seed_rand(void *g, uint64_t n)
 }
 
 /*
- * Test only: a pending --inject segv/sigbus on one of the group's chunks
- * needs its page written this round, or it waits a whole cycle of the
- * group's chunks for the next chance (seconds on a slow sanitizer build):
- * the window is moved over that page, at a random place inside it.
+ * Test only: a pending --inject segv/sigbus, or a corruption of a written
+ * page, on one of the group's chunks needs its page written this round, or
+ * it waits a whole cycle of the group's chunks for the next chance (seconds
+ * on a slow sanitizer build, more with 32-page rounds): the window is moved
+ * over that page, at a random place inside it. A corruption leaves a first
+ * page the user fixed (--fault-first) where it is: a test may mean a page
+ * no round writes.
  */
-static void window_over_injection(struct fault_group *g, struct pmd_worker *w)
+static void window_over_injection(struct fault_group *g, struct pmd_worker *w, bool fixed)
 {
 	const struct pmd_inject *inj = pmd_inject_get(w->si->run);
+	bool written = inj->kind == PMD_INJECT_CORRUPT && !fixed &&
+		       inj->class != PMD_CLASS_NONZERO_AFTER_ZAP;
 
-	if ((inj->kind != PMD_INJECT_SEGV && inj->kind != PMD_INJECT_SIGBUS) ||
+	if ((inj->kind != PMD_INJECT_SEGV && inj->kind != PMD_INJECT_SIGBUS && !written) ||
 	    g->win >= PMD_CHUNK_PAGES || g->round < inj->after_rounds || inj->chunk < g->lo ||
 	    inj->chunk >= g->hi)
 		return;
@@ -619,7 +624,7 @@ static void start_round(struct fault_group *g, struct pmd_worker *w, const struc
 		g->win = (unsigned)o->seed_pages;
 	if (g->readers && o->reader_pages < g->win)
 		g->win = (unsigned)o->reader_pages;
-	window_over_injection(g, w);
+	window_over_injection(g, w, fp->first >= 0);
 	for (tries = 0; tries < span && g->ncur < g->want; tries++) {
 		unsigned idx = g->lo + g->cursor;
 		struct pmd_chunk *c = &a->chunks[idx];
