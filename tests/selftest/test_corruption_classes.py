@@ -53,6 +53,19 @@ for cls in ["LOST_WRITE", "STALE", "FOREIGN", "NONZERO_AFTER_ZAP", "COW_LEAK"]:
         if cls == "LOST_WRITE":
             check(int(e["actual"], 16) == 0, "LOST_WRITE reads zero")
 
+# old data anywhere in a page's unwritten slots: the verifier ORs them eight at a
+# time (src/verify.c, tail_or), so one slot before its first step of eight, one
+# inside it and the page's last; in a page the round wrote (reader pages 512) and
+# in one it left zero (reader pages 32, a seed round's window or smaller)
+for slot in [5, 300, 511]:
+    for pages in ["512", "32"]:
+        argv = base + ["--inject", f"nonzero_after_zap:{CHUNK}:{PAGE}:{slot}:1"]
+        argv[argv.index("--fault-reader-pages") + 1] = pages
+        r = run(argv)
+        ev = [e for e in r.events() if e.get("class") == "NONZERO_AFTER_ZAP"] if r.doc else []
+        check(r.rc == 1 and len(ev) == 1 and (ev[0]["page"], ev[0]["slot"]) == (PAGE, slot),
+              f"NONZERO_AFTER_ZAP at slot {slot}, reader pages {pages}: caught there\n{r.show()}")
+
 # many bad pages: the first 64 events are kept whole, the rest counted
 r = run(base + ["--inject", f"stale:{CHUNK}:10:{SLOT}:1:100"])
 ev = r.doc["events"] if r.doc else {}
