@@ -40,6 +40,7 @@
 #include <pmdstress/stressor.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -203,6 +204,7 @@ struct fault_group {
 	unsigned cursor;	  /* next chunk to try */
 	unsigned want;		  /* chunks per round */
 	unsigned *cur, ncur;	  /* chunks of the round being run */
+	unsigned *kept, nkept;	  /* chunks the last round kept claimed for the next */
 	unsigned first_page;	  /* where every worker starts this round */
 	unsigned win;		  /* pages this round writes from first_page on */
 	uint64_t round;		  /* rounds started */
@@ -469,7 +471,11 @@ static void post_race(struct fault_group *g, struct pmd_worker *w, const struct 
 	fault_seed_learn(&g->seed, &rr);
 }
 
-static void finish_round(struct fault_group *g, struct pmd_worker *w)
+/*
+ * With @keep, the round's chunks stay claimed for the next round, which
+ * races every chunk of the group again (see round_serial).
+ */
+static void finish_round(struct fault_group *g, struct pmd_worker *w, bool keep)
 {
 	struct pmd_arena *a = w->si->arena;
 	bool hit = first_touches_overlap(g);
@@ -490,8 +496,12 @@ static void finish_round(struct fault_group *g, struct pmd_worker *w)
 			post_race(g, w, c, end, hit);
 		verify_chunk(w, c, inject_due(w, g));
 		pmd_count_thp(w, end);
-		pmd_chunk_release(c, PMD_CHUNK_IDLE);
+		if (keep)
+			g->kept[i] = g->cur[i];
+		else
+			pmd_chunk_release(c, PMD_CHUNK_IDLE);
 	}
+	g->nkept = keep ? g->ncur : 0;
 	g->ncur = 0;
 }
 
@@ -603,6 +613,53 @@ static void window_over_injection(struct fault_group *g, struct pmd_worker *w, b
 			 (unsigned)group_rand_below(g, g->win)) % PMD_CHUNK_PAGES;
 }
 
+/* Claim idle chunk @c for a round and verify what it held since its last. */
+static bool claim_idle(struct pmd_worker *w, struct pmd_chunk *c)
+{
+	/*
+	 * Closed before it becomes a round: no partner may zap it while
+	 * its old contents are verified and it is reset. A chunk a
+	 * partner holds is left to it (its release clears CLOSING).
+	 */
+	pmd_chunk_close_round(c);
+	if (!pmd_chunk_claim(c, PMD_CHUNK_IDLE, PMD_CHUNK_ROUND))
+		return false;
+	/*
+	 * Again, now that it is ours: a partner that claimed it between
+	 * our close and our claim has released it since, and its release
+	 * cleared CLOSING. A zap that slipped in meanwhile has finished
+	 * when this returns, and recorded the pages it raced.
+	 */
+	pmd_chunk_close_round(c);
+	if (c->nslots)
+		verify_chunk(w, c, false);
+	return true;
+}
+
+/* True if @idx is a chunk the last round kept claimed; it is then taken off the list. */
+static bool was_kept(struct fault_group *g, unsigned idx)
+{
+	unsigned i;
+
+	for (i = 0; i < g->nkept; i++)
+		if (g->kept[i] == idx) {
+			g->kept[i] = UINT_MAX;
+			return true;
+		}
+	return false;
+}
+
+/* The kept chunks no round took after all go back to the arena. */
+static void release_kept(struct fault_group *g, struct pmd_arena *a)
+{
+	unsigned i;
+
+	for (i = 0; i < g->nkept; i++)
+		if (g->kept[i] != UINT_MAX)
+			pmd_chunk_release(&a->chunks[g->kept[i]], PMD_CHUNK_IDLE);
+	g->nkept = 0;
+}
+
 static void start_round(struct fault_group *g, struct pmd_worker *w, const struct fault_priv *fp)
 {
 	const struct fault_opts *o = fp->o;
@@ -630,24 +687,9 @@ static void start_round(struct fault_group *g, struct pmd_worker *w, const struc
 		struct pmd_chunk *c = &a->chunks[idx];
 
 		g->cursor = (g->cursor + 1) % span;
-		/*
-		 * Closed before it becomes a round: no partner may zap it while
-		 * its old contents are verified and it is reset. A chunk a
-		 * partner holds is left to it (its release clears CLOSING).
-		 */
-		pmd_chunk_close_round(c);
-		if (!pmd_chunk_claim(c, PMD_CHUNK_IDLE, PMD_CHUNK_ROUND))
+		/* a chunk kept from the last round was verified a moment ago, never idle since */
+		if (!was_kept(g, idx) && !claim_idle(w, c))
 			continue;
-		/*
-		 * Again, now that it is ours: a partner that claimed it between
-		 * our close and our claim has released it since, and its release
-		 * cleared CLOSING. A zap that slipped in meanwhile has finished
-		 * when this returns, and recorded the pages it raced.
-		 */
-		pmd_chunk_close_round(c);
-		/* what the chunk held since its last round must still be there */
-		if (c->nslots)
-			verify_chunk(w, c, false);
 		/* a chunk that could not be reset stays claimed and closed: nobody uses it */
 		if (!zap_chunk(w, c, o)) {
 			g->lost++;
@@ -673,6 +715,7 @@ static void start_round(struct fault_group *g, struct pmd_worker *w, const struc
 		pmd_chunk_open_round(c);
 		g->cur[g->ncur++] = idx;
 	}
+	release_kept(g, a);
 	memset(g->first_hi, 0, sizeof(uint64_t) * g->n);
 	memset(g->spans, 0, sizeof(*g->spans) * g->n);
 	g->round_t0 = pmd_now_ns();
@@ -691,10 +734,20 @@ static void round_serial(void *arg)
 	struct pmd_worker *w = call->w;
 	struct fault_priv *fp = w->si->priv;
 	const struct fault_opts *o = fp->o;
+	bool stop = pmd_should_stop(w) || (o->sweeps && g->round >= o->sweeps);
+	bool turn_over = fp->baton.nbatch > 1 && !g->waiting && pmd_now_ns() >= g->turn_end;
 
+	/*
+	 * A group that races every one of its chunks every round (the default
+	 * race: one chunk a group) keeps them claimed into its next round: the
+	 * verification after this round is the one before the next, where a
+	 * second full read of the same chunk a moment later cost a third of the
+	 * storm's rounds.
+	 */
 	if (g->ncur)
-		finish_round(g, w);
-	if (pmd_should_stop(w) || (o->sweeps && g->round >= o->sweeps)) {
+		finish_round(g, w, !stop && !turn_over && g->hi - g->lo == g->want);
+	if (stop || pmd_should_stop(w)) {
+		release_kept(g, w->si->arena);
 		g->stop = true;
 		pmd_baton_pass(&fp->baton, g->batch, true);
 		if (pmd_should_stop(w))
@@ -702,7 +755,7 @@ static void round_serial(void *arg)
 		return;
 	}
 	/* its turn is over: the next batch races, this group's workers wait */
-	if (fp->baton.nbatch > 1 && !g->waiting && pmd_now_ns() >= g->turn_end) {
+	if (turn_over) {
 		g->waiting = true;
 		g->seen = pmd_baton_pass(&fp->baton, g->batch, false);
 		return;
@@ -1174,12 +1227,13 @@ static int fault_setup(struct pmd_sinst *si)
 		g->rng = pmd_stamp_mix(si->cfg->seed_used ^
 				       0xc2b2ae3d27d4eb4full * (si->workers[g->first].id + 1));
 		g->cur = calloc(g->want, sizeof(*g->cur));
+		g->kept = calloc(g->want, sizeof(*g->kept));
 		g->first_lo = calloc(g->n ? g->n : 1, sizeof(uint64_t));
 		g->first_hi = calloc(g->n ? g->n : 1, sizeof(uint64_t));
 		g->spans = calloc(g->n ? g->n : 1, sizeof(*g->spans));
 		g->batch = i / slots;
 		g->seed.off = &fp->thp_off;
-		if (!g->cur || !g->first_lo || !g->first_hi || !g->spans ||
+		if (!g->cur || !g->kept || !g->first_lo || !g->first_hi || !g->spans ||
 		    (si->cfg->verify && alloc_logs(g) < 0))
 			return -ENOMEM;
 		pmd_gate_init(&g->gate, g->n, (unsigned)o->spin);
@@ -1215,6 +1269,7 @@ static void fault_teardown(struct pmd_sinst *si)
 		return;
 	for (i = 0; i < fp->ngroups; i++) {
 		free(fp->groups[i].cur);
+		free(fp->groups[i].kept);
 		free(fp->groups[i].first_lo);
 		free(fp->groups[i].first_hi);
 		free(fp->groups[i].spans);
