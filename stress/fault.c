@@ -739,10 +739,11 @@ static void round_serial(void *arg)
 
 	/*
 	 * A group that races every one of its chunks every round (the default
-	 * race: one chunk a group) keeps them claimed into its next round: the
-	 * verification after this round is the one before the next, where a
-	 * second full read of the same chunk a moment later cost a third of the
-	 * storm's rounds.
+	 * race on up to 3 CPUs: one chunk a group) keeps them claimed into its
+	 * next round: the verification after this round is the one before the
+	 * next, where a second full read of the same chunk a moment later cost
+	 * a third of the storm's rounds. A group that alternates between
+	 * chunks still looks at each one it takes: it sat idle for a round.
 	 */
 	if (g->ncur)
 		finish_round(g, w, !stop && !turn_over && g->hi - g->lo == g->want);

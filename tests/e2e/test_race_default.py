@@ -78,11 +78,18 @@ check(r.counter("fault", "bad_slots") == 0, "no bad slots")
 lat = f["latency"]["first_touch"]
 check(lat["count"] > 0 and ordered(lat), f"first_touch percentiles ordered: {lat}")
 # a round's chunk is read once between rounds, not again before the next round
-# (stress/fault.c, finish_round's keep): a second look only when a group's turn
-# starts again (100 ms turns: about 100 in 10 s); before the keep, two a round
+# (stress/fault.c, finish_round's keep), where each group races all its chunks
+# every round: on up to 3 CPUs the default's groups (as many racers as CPUs) have
+# one chunk each of the 32; with more CPUs a group alternates between chunks and
+# looks at the next one too. A second look only when a group's turn starts again
+# (100 ms turns: about 100 in 10 s); before the keep, two a round.
 rounds, looks = r.counter("fault", "rounds"), f["latency"]["verify"]["count"]
-check(rounds <= looks <= 1.25 * rounds + 128,
-      f"the storm verified {looks} times in {rounds} rounds: once a round")
+if len(os.sched_getaffinity(0)) <= 3:
+    check(rounds <= looks <= 1.25 * rounds + 128,
+          f"the storm verified {looks} times in {rounds} rounds: once a round")
+else:
+    check(rounds <= looks <= 2 * rounds + 128,
+          f"the storm verified {looks} times in {rounds} rounds: at most twice a round")
 check(r.vmstat("pgfault", 0) > 0, "vmstat pgfault delta > 0")
 
 names = [s["name"] for s in d["stressors"]]
