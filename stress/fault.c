@@ -744,9 +744,14 @@ static void round_serial(void *arg)
 	 * next, where a second full read of the same chunk a moment later cost
 	 * a third of the storm's rounds. A group that alternates between
 	 * chunks still looks at each one it takes: it sat idle for a round.
+	 * Only where groups take turns: the waiting groups' chunks are then
+	 * the partners' idle ones. With one batch a kept chunk would never be
+	 * idle, and partners that act on settled chunks (softdirty's check,
+	 * fork's frozen chunks, migrate's held ones) would find none.
 	 */
 	if (g->ncur)
-		finish_round(g, w, !stop && !turn_over && g->hi - g->lo == g->want);
+		finish_round(g, w, !stop && !turn_over && g->hi - g->lo == g->want &&
+					   fp->baton.nbatch > 1);
 	if (stop || pmd_should_stop(w)) {
 		release_kept(g, w->si->arena);
 		g->stop = true;
