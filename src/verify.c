@@ -473,7 +473,13 @@ bool pmd_verify_may_read_zero(const struct pmd_arena *a, const struct pmd_chunk 
 	return race_rule(c, nr, page, known, lo, hi, &why, &after_free) != RULE_STAMP;
 }
 
-unsigned pmd_verify_in_round(struct pmd_worker *w, struct pmd_chunk *c, char *addr, unsigned page)
+/*
+ * Page @page of live chunk @c as read while its round writes it: @v holds
+ * its 512 words, the mapped page itself (@mem: loaded atomically) or a copy
+ * another path took of it (a pipe's vmsplice'd page, process_vm_readv).
+ */
+static unsigned judge_in_round(struct pmd_worker *w, struct pmd_chunk *c, unsigned page,
+			       const uint64_t *v, bool mem, const char *when)
 {
 	const struct pmd_arena *a = w->si->arena;
 	uint32_t lpage = c->index * (uint32_t)PMD_CHUNK_PAGES + page;
@@ -483,7 +489,7 @@ unsigned pmd_verify_in_round(struct pmd_worker *w, struct pmd_chunk *c, char *ad
 	if (pmd_mask_test(c->reported_pages, page))
 		return 0;
 	for (s = 0; s < PMD_PAGE_SLOTS; s++) {
-		uint64_t act = pmd_load(pmd_page_slot(addr, page, s));
+		uint64_t act = mem ? pmd_load(&v[s]) : v[s];
 		uint64_t exp = expected_at(a, c, lpage, s, false);
 
 		/* not written yet, or written by its worker: nothing else */
@@ -499,11 +505,23 @@ unsigned pmd_verify_in_round(struct pmd_worker *w, struct pmd_chunk *c, char *ad
 		post_bad_page(w, c, page, first, first_exp, first_act,
 			      pmd_stamp_classify(a->tag_key, first_act, first_exp, lpage, c->gen,
 						 first, c->domain),
-			      bad, ", read while the round wrote");
+			      bad, when);
 		pmd_mask_set(c->reported_pages, page);
 		__atomic_or_fetch(&c->flags, PMD_CF_REPORTED, __ATOMIC_RELAXED);
 	}
 	return bad;
+}
+
+unsigned pmd_verify_in_round(struct pmd_worker *w, struct pmd_chunk *c, char *addr, unsigned page)
+{
+	return judge_in_round(w, c, page, pmd_page_slot(addr, page, 0), true,
+			      ", read while the round wrote");
+}
+
+unsigned pmd_verify_copy_in_round(struct pmd_worker *w, struct pmd_chunk *c, unsigned page,
+				  const uint64_t *words, const char *when)
+{
+	return judge_in_round(w, c, page, words, false, when);
 }
 
 unsigned pmd_verify_live(struct pmd_worker *w, struct pmd_chunk *c, char *addr, unsigned lo,

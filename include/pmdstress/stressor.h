@@ -372,6 +372,13 @@ bool pmd_verify_may_read_zero(const struct pmd_arena *a, const struct pmd_chunk 
  * of fresh memory may see). Posts one event if not; returns the bad slots.
  */
 unsigned pmd_verify_in_round(struct pmd_worker *w, struct pmd_chunk *c, char *addr, unsigned page);
+/*
+ * The same for a copy of page @page that another path took while the round
+ * wrote it (a page vmsplice'd into a pipe and read back, a process_vm_readv):
+ * @words holds its 512 words; @when ends the event's text.
+ */
+unsigned pmd_verify_copy_in_round(struct pmd_worker *w, struct pmd_chunk *c, unsigned page,
+				  const uint64_t *words, const char *when);
 
 /*
  * While a round writes chunk @c (the caller inside its disturb bracket,
