@@ -48,6 +48,10 @@ static const char *const op_names[PMD_OP_COUNT] = {
 	[PMD_OP_MBIND_MOVE] = "mbind-move",
 	[PMD_OP_MPROTECT_EXEC] = "mprotect-exec",
 	[PMD_OP_MADV_POPULATE] = "madv-populate",
+	[PMD_OP_PIN_SPLICE] = "pin-splice",
+	[PMD_OP_PIN_WRITE] = "pin-write",
+	[PMD_OP_PIN_READ] = "pin-readv",
+	[PMD_OP_PIN_DIRECT] = "pin-direct",
 };
 
 const char *pmd_op_name(unsigned op)

@@ -139,6 +139,10 @@ enum pmd_op {
 	PMD_OP_MBIND_MOVE,    /* mbind MPOL_MF_MOVE of the chunk's range (arg: target node) */
 	PMD_OP_MPROTECT_EXEC, /* a hole of a live round made PROT_READ|WRITE|EXEC (arg: range) */
 	PMD_OP_MADV_POPULATE, /* MADV_POPULATE_READ/WRITE of the chunk (arg: write | errno << 1) */
+	PMD_OP_PIN_SPLICE, /* pages vmsplice'd into a pipe, then dropped (arg: first | pages << 9) */
+	PMD_OP_PIN_WRITE,  /* process_vm_writev of them back (arg: first | pages << 9) */
+	PMD_OP_PIN_READ,   /* process_vm_readv of a live round's pages (arg: first | pages << 9) */
+	PMD_OP_PIN_DIRECT, /* pages written with O_DIRECT, then dropped (arg: first | pages << 9) */
 	PMD_OP_COUNT,
 };
 
