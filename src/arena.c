@@ -182,6 +182,22 @@ void pmd_chunk_disturb_end(struct pmd_chunk *c)
 	__atomic_sub_fetch(&c->disturbers, 1, __ATOMIC_RELEASE);
 }
 
+struct pmd_chunk *pmd_arena_enter_live(struct pmd_arena *a, unsigned start, char **addr)
+{
+	unsigned i;
+
+	for (i = 0; i < a->nchunks; i++) {
+		struct pmd_chunk *c = &a->chunks[(start + i) % a->nchunks];
+
+		if (pmd_chunk_state(c) != PMD_CHUNK_ROUND || !(*addr = pmd_chunk_enter(c)))
+			continue;
+		if (pmd_chunk_disturb_begin(c))
+			return c;
+		pmd_chunk_exit(c);
+	}
+	return NULL;
+}
+
 struct pmd_chunk_race *pmd_chunk_race_add(struct pmd_chunk *c, enum pmd_chunk_race_kind kind,
 					  unsigned lo, unsigned hi)
 {

@@ -40,8 +40,6 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#define PICK_TRIES 8 /* chunks looked at for a live round per call */
-
 struct pin_opts {
 	uint64_t rate;
 	uint64_t pages;
@@ -223,21 +221,6 @@ static bool drain(struct pmd_worker *w, struct pin_wpriv *p, size_t len)
 	return true;
 }
 
-/* A chunk whose round is under way, or NULL. */
-static struct pmd_chunk *pick_live(struct pmd_worker *w)
-{
-	struct pmd_arena *a = w->si->arena;
-	unsigned i;
-
-	for (i = 0; i < PICK_TRIES; i++) {
-		struct pmd_chunk *c = &a->chunks[pmd_rand_below(w, a->nchunks)];
-
-		if (!pmd_chunk_retired(c) && pmd_chunk_state(c) == PMD_CHUNK_ROUND)
-			return c;
-	}
-	return NULL;
-}
-
 /* Pages [lo, lo + n) drawn at random, n from 1 to the option's (and the pipe's) bound. */
 static unsigned draw_range(struct pmd_worker *w, const struct pin_wpriv *p, unsigned *lo)
 {
@@ -251,22 +234,18 @@ static unsigned draw_range(struct pmd_worker *w, const struct pin_wpriv *p, unsi
 	return n;
 }
 
-/* Take pages of a live round's chunk by one path or the other and judge what was seen. */
-static void pin_live(struct pmd_worker *w, struct pin_wpriv *p, struct pmd_chunk *c)
+/*
+ * Take pages of live chunk @c (entered at @addr, bracketed) by one path or
+ * the other and judge what was seen.
+ */
+static void pin_live(struct pmd_worker *w, struct pin_wpriv *p, struct pmd_chunk *c, char *addr)
 {
 	bool splice = pmd_rand(w) & 1;
 	unsigned lo, n = draw_range(w, p, &lo), i;
 	ssize_t got;
-	char *addr, *at;
+	char *at;
 	uint64_t t0;
 
-	addr = pmd_chunk_enter(c);
-	if (!addr)
-		return;
-	if (!pmd_chunk_disturb_begin(c)) {
-		pmd_chunk_exit(c);
-		return;
-	}
 	at = addr + (size_t)lo * PMD_PAGE_SIZE;
 	t0 = pmd_now_ns();
 	if (splice) {
@@ -299,8 +278,6 @@ static void pin_live(struct pmd_worker *w, struct pin_wpriv *p, struct pmd_chunk
 		if (w->si->cfg->verify)
 			pmd_count(w, M_LIVE_PAGES, pages);
 	}
-	pmd_chunk_disturb_end(c);
-	pmd_chunk_exit(c);
 }
 
 /* Pages of the buffer from byte @from to @to stored at @at by hand (what the kernel left). */
@@ -433,14 +410,19 @@ static void pin_once(struct pmd_worker *w, struct pin_wpriv *p)
 {
 	const struct pin_opts *o = w->si->opts;
 	struct pmd_arena *a = w->si->arena;
+	/* both drawn either way: what follows does not depend on the rounds' timing */
+	bool live = pmd_rand_below(w, 100) < o->live;
+	unsigned start = (unsigned)pmd_rand_below(w, a->nchunks);
 	struct pmd_chunk *c;
 	char *addr;
 
-	if (pmd_rand_below(w, 100) < o->live && (c = pick_live(w))) {
-		pin_live(w, p, c);
+	if (live && (c = pmd_arena_enter_live(a, start, &addr))) {
+		pin_live(w, p, c, addr);
+		pmd_chunk_disturb_end(c);
+		pmd_chunk_exit(c);
 		return;
 	}
-	c = pmd_arena_hold_settled(a, (unsigned)pmd_rand_below(w, a->nchunks), a->nchunks);
+	c = pmd_arena_hold_settled(a, start, a->nchunks);
 	if (!c) {
 		pmd_count(w, M_NONE, 1);
 		return;

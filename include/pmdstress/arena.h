@@ -277,6 +277,12 @@ bool pmd_chunk_retired(const struct pmd_chunk *c);
 bool pmd_chunk_disturb_begin(struct pmd_chunk *c);
 void pmd_chunk_disturb_end(struct pmd_chunk *c);
 /*
+ * Enter and bracket (disturb_begin) the first chunk from @start round the
+ * arena whose round is open; its address in *addr. NULL if none (nothing
+ * entered). End with pmd_chunk_disturb_end(), then pmd_chunk_exit().
+ */
+struct pmd_chunk *pmd_arena_enter_live(struct pmd_arena *a, unsigned start, char **addr);
+/*
  * Set flag @set on @c unless one of @unless is set; true if set. Two
  * disturbers that must not overlap (a read-only hole and a fork whose
  * child writes every page) each set theirs unless the other's is there.
