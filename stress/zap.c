@@ -103,6 +103,7 @@ enum {
 	M_FREE_UNSUP,
 	M_COLD_UNSUP,
 	M_PAGEOUT_UNSUP,
+	M_LOCKED,
 	L_DONTNEED,
 	L_FREE,
 	L_COLD,
@@ -131,6 +132,9 @@ static const struct pmd_metric zap_metrics[] = {
 	[M_PAGEOUT_UNSUP] = { "pageout_unsupported", PMD_METRIC_COUNT,
 			      "MADV_PAGEOUT ops skipped: the kernel refuses it on this arena",
 			      PMD_BETTER_NONE },
+	[M_LOCKED] = { "locked", PMD_METRIC_COUNT,
+		       "ops on a live round refused (EINVAL) while the lock partner had the chunk "
+		       "mlocked", PMD_BETTER_NONE },
 	[L_DONTNEED] = { "dontneed_call", PMD_METRIC_LATENCY, "one MADV_DONTNEED" },
 	[L_FREE] = { "free_call", PMD_METRIC_LATENCY, "one MADV_FREE" },
 	[L_COLD] = { "cold_call", PMD_METRIC_LATENCY, "one MADV_COLD" },
@@ -339,6 +343,8 @@ static bool race_round(struct pmd_worker *w, unsigned k, struct zrange r)
 	for (i = 0; i < a->nchunks; i++) {
 		struct pmd_chunk *c = &a->chunks[(start + i) % a->nchunks];
 		struct pmd_chunk_race *rec = NULL;
+		uint32_t lk0, lk1;
+		bool locked;
 		uint64_t t;
 		char *addr;
 		int rc;
@@ -351,18 +357,33 @@ static bool race_round(struct pmd_worker *w, unsigned k, struct zrange r)
 			continue;
 		}
 		addr += (size_t)r.lo << PMD_PAGE_SHIFT;
+		lk0 = __atomic_load_n(&c->locks, __ATOMIC_SEQ_CST);
 		t = pmd_now_ns();
 		rc = madvise(addr, (size_t)(r.hi - r.lo) << PMD_PAGE_SHIFT, kinds[k].advice);
 		rc = rc ? -errno : 0;
 		t = pmd_now_ns() - t;
+		lk1 = __atomic_load_n(&c->locks, __ATOMIC_SEQ_CST);
 		pmd_chunk_exit(c);
 		/* in the ring before the round can close: its verify shows the op */
 		if (!rc)
 			pmd_chunk_log(c, pmd_now_ns(), kinds[k].op_raced, w->id, range_arg(r));
+		/*
+		 * The lock partner had the range mlocked at some point of the
+		 * call (VM_LOCKED: EINVAL). The record then says what may have
+		 * happened: nothing, or a zap of the VMAs before a locked one,
+		 * as a MADV_FREE (zero or the stamp before it, the stamp after).
+		 */
+		locked = rc == -EINVAL && bracket && ((lk0 | lk1) & 1 || lk0 != lk1);
+		if (locked && rec)
+			rec->kind = PMD_RACE_FREE;
 		if (rec)
 			pmd_chunk_race_end(c, rec);
 		else if (bracket)
 			pmd_chunk_disturb_end(c);
+		if (locked) {
+			pmd_count(w, M_LOCKED, 1);
+			return true;
+		}
 		if (rc && bracket)
 			pmd_worker_error(w, rc, "zap: %s of chunk %u pages %u..%u during a round",
 					 kinds[k].name, c->index, r.lo, r.hi);

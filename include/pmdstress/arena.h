@@ -165,6 +165,7 @@ struct pmd_chunk {
 	uint64_t maybe_pages[PMD_MASK_WORDS]; /* page p may read all zero (MADV_FREE'd, clean) */
 	uint64_t reported_pages[PMD_MASK_WORDS]; /* page p was reported bad: not judged again */
 	uint32_t disturbers;		      /* atomic: partners inside a racing operation */
+	uint32_t locks;			      /* atomic: odd while a partner has it mlocked */
 	/* What partners did to the live round; cleared when its expectations are reset. */
 	uint32_t nraces;		       /* atomic: records claimed (may pass PMD_RACES) */
 	uint64_t race_pages[PMD_MASK_WORDS];   /* page p was raced: judged by race[] */
