@@ -4,7 +4,7 @@
 """The default race, as a user runs it: `pmdstress --threads 64` for the
 default time; assert on the JSON report. The race is what configs/race.ini
 lists: the storm and each partner safe without root (toggle, zap, split,
-collapse, populate, pin, softdirty, procwalk, fork; migrate where there are two
+collapse, populate, pin, lock, softdirty, procwalk, fork; migrate where there are two
 NUMA nodes) ran, at no more than its rate, with ordered latency
 percentiles; the root-only, opt-in sysfs partner is not in it. "THP happened"
 is pmdstress's own per-chunk classification, never a system-wide counter
@@ -19,7 +19,7 @@ from pmdtest import check, done, run, skip, thp_available  # noqa: E402
 # each partner of the default race and a latency it must have measured in 10 s
 PARTNERS = {"toggle": "chunk_call", "zap": "dontneed_call", "split": "protect_call",
             "collapse": "call", "populate": "write_call", "pin": "splice_call",
-            "softdirty": "clear",
+            "lock": "lock_call", "softdirty": "clear",
             "migrate": "move_chunk", "procwalk": "smaps_read", "fork": "fork"}
 # the one skip a partner may have here: a kernel without the feature it drives
 KERNEL_LACKS = {"collapse": ("kernel lacks MADV_COLLAPSE", "kernel without transparent huge pages"),
