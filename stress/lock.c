@@ -12,10 +12,10 @@
  * workers' own faults then take that path. munlock() walks the page tables
  * back (mlock_pte_range(): huge PMDs and PTE-mapped pieces of THPs alike)
  * while the round still writes; the folio's mlock count must come back to
- * zero whichever way it was mapped, split or collapsed meanwhile (the 5.18
- * mlock rework and its fixes: "mm/munlock: ...", "mm: mlock: fix
- * mlock_count can't be decreased"). A held settled chunk is locked, checked
- * and unlocked: locking and unlocking must not change what it holds.
+ * zero whichever way it was mapped, split or collapsed meanwhile (Hugh
+ * Dickins' 5.18 "mm/munlock" rework, and "support large folio for mlock",
+ * 6.7, which locks a THP only while it is mapped whole). A held settled
+ * chunk is locked, unlocked and checked: neither may change what it holds.
  *
  * While a chunk is locked, MADV_DONTNEED and MADV_FREE of it fail with
  * EINVAL: the chunk's lock count is odd then (bumped before mlock and after

@@ -6,15 +6,16 @@
  * The races: vmsplice() takes its pages with get_user_pages_fast(), a
  * lockless walk of the page tables under the storm's faults, splits,
  * collapses and zaps: GUP-fast against a PMD that turns huge, splits or
- * goes none under it (the khugepaged IPI fix, "mm/gup: fix gup_fast with
- * dynamic page table folding", "mm: thp: fix MADV_DONTNEED vs clear soft
- * dirty race" and their kin); where a page is not there it falls back to
+ * goes none under it ("mm/khugepaged: fix GUP-fast interaction by sending
+ * IPI", 2022, and its kin); where a page is not there it falls back to
  * the slow path, one more read fault on a round's pmd_none PMD (the huge
  * zero page). process_vm_readv/writev pin with pin_user_pages_remote()
  * (FOLL_PIN, under the mmap lock). The pipe keeps its page references
  * after the mapping is gone: a page it holds must not be freed and reused
- * under it (the vmsplice COW leak, CVE-2020-29374, and the refcount bugs of
- * split with pinned subpages).
+ * under it (the refcounts of a huge page split with pinned subpages), and
+ * a pin must see the page the process sees (CVE-2020-29374, "gup: document
+ * and work around 'COW can break either way' issue", and the 5.19
+ * PageAnonExclusive rework that replaced it).
  *
  * What is checked: on a live round's chunk (inside the disturb bracket,
  * so the round cannot close), every page vmsplice'd or read holds, in each
