@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 # labels: vm e2e
 # timeout: 900
-"""The pin partner in guests of Debian's 6.1 and 6.12 kernels.
+"""The pin and lock partners in guests of Debian's 6.1 and 6.12 kernels.
 
-Clean: fault + pin for 6 s, live rounds' pages taken by vmsplice and
-process_vm_readv and checked, held chunks' pages dropped under the pipe and
-written back through a pin and checked: exit 0. The guests' initramfs has no
+Clean: fault + pin + lock + zap for 6 s: pin's live rounds' pages taken by
+vmsplice and process_vm_readv and checked, held chunks' pages dropped under
+the pipe and written back through a pin and checked; lock's mlock and
+MLOCK_ONFAULT pairs on live rounds and held chunks, the held ones checked,
+zap's refusals on locked chunks counted, not reported: exit 0. The guests' initramfs has no
 /var/tmp and no filesystem that pins for O_DIRECT, so --pin-dir auto leaves
 that way out and says how often (direct_off). Broken on purpose, for real:
 the same run under tests/partners2/pinliar.c (built static here), whose
@@ -41,8 +43,8 @@ if b.returncode:
     skip(f"cannot build pinliar.c static: {b.stderr.strip()[-300:]}")
 
 pmd = shlex.quote(BINARY)
-run = (f"{pmd} --stressors fault,pin --threads 3 --size 16M --duration 6s --progress off "
-       f"--hang-timeout 60s --pin-rate 0")
+run = (f"{pmd} --stressors fault,pin,lock,zap --threads 5 --size 16M --duration 6s "
+       f"--progress off --hang-timeout 60s --pin-rate 0 --lock-rate 200 --zap-race 100")
 SCRIPT = f"""
 {run} --json /out/clean.json > /out/clean.txt 2>&1
 echo $? > /out/clean.rc
@@ -51,14 +53,14 @@ echo $? > /out/lie.rc
 """
 
 
-def counters(doc):
-    s = [x for x in doc.get("stressors", []) if x["name"] == "pin"]
+def counters(doc, name="pin"):
+    s = [x for x in doc.get("stressors", []) if x["name"] == name]
     return {k: v["total"] for k, v in s[0].get("counters", {}).items()} if s else {}
 
 
 try:
     for kernel in ("6.1", "6.12"):
-        g = guest(["sh", "-c", SCRIPT], kernel=kernel, name="pin", nodes=1, cpus_per_node=2,
+        g = guest(["sh", "-c", SCRIPT], kernel=kernel, name="paths", nodes=1, cpus_per_node=2,
                   mem_per_node=512, timeout=300, carry=[BINARY, LIAR])
         if g.cannot_run:
             print(f"# {kernel}: no guest can run here: {g.reason}")
@@ -68,13 +70,19 @@ try:
         doc = json.loads(g.file("clean.json") or "{}")
         n = counters(doc)
         ok = rc == "0" and doc.get("verdict", {}).get("status") == "clean"
-        check(ok, f"{kernel}: fault + pin clean, exit 0 ({rc!r}, {doc.get('verdict')})" +
+        check(ok, f"{kernel}: fault + pin + lock + zap clean, exit 0 ({rc!r}, {doc.get('verdict')})" +
               ("" if ok else "\n" + (g.file("clean.txt") or "")[-1500:]))
         check(n.get("live_pages", 0) > 0 and n.get("held_pages", 0) > 0 and
               n.get("writev_pages", 0) > 0 and n.get("other_errors") == 0,
               f"{kernel}: live rounds' and held chunks' pages taken and checked {n}")
         check(n.get("direct_pages") == 0 and n.get("direct_off", 0) > 0,
               f"{kernel}: no O_DIRECT in the initramfs: that way counted as left out {n}")
+        n = counters(doc, "lock")
+        check(n.get("live", 0) > 0 and n.get("held", 0) > 0 and n.get("onfault", 0) > 0 and
+              n.get("held_pages", 0) > 0 and n.get("other_errors") == 0,
+              f"{kernel}: lock pairs on live rounds and held chunks, held ones checked {n}")
+        z = counters(doc, "zap")
+        check(z.get("raced", 0) > 0, f"{kernel}: zap raced the same rounds {z}")
         rc = (g.file("lie.rc") or "").strip()
         doc = json.loads(g.file("lie.json") or "{}")
         ev = [e for e in doc.get("events", {}).get("kept", []) if e["kind"] == "corruption"]
