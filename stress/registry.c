@@ -15,6 +15,7 @@ extern const struct pmd_stressor pmd_stressor_collapse;
 extern const struct pmd_stressor pmd_stressor_populate;
 extern const struct pmd_stressor pmd_stressor_pin;
 extern const struct pmd_stressor pmd_stressor_lock;
+extern const struct pmd_stressor pmd_stressor_ksm;
 extern const struct pmd_stressor pmd_stressor_softdirty;
 extern const struct pmd_stressor pmd_stressor_procwalk;
 extern const struct pmd_stressor pmd_stressor_sysfs;
@@ -33,6 +34,7 @@ const struct pmd_stressor *const pmd_stressors[] = {
 	&pmd_stressor_populate,
 	&pmd_stressor_pin,
 	&pmd_stressor_lock,
+	&pmd_stressor_ksm,
 	&pmd_stressor_softdirty,
 	&pmd_stressor_procwalk,
 	&pmd_stressor_sysfs,
