@@ -4,9 +4,10 @@
 """The default race, as a user runs it: `pmdstress --threads 64` for the
 default time; assert on the JSON report. The race is what configs/race.ini
 lists: the storm and each partner safe without root (toggle, zap, split,
-collapse, populate, pin, lock, softdirty, procwalk, fork; migrate where there are two
-NUMA nodes) ran, at no more than its rate, with ordered latency
-percentiles; the root-only, opt-in sysfs partner is not in it. "THP happened"
+collapse, populate, pin, lock, softdirty, procwalk, fork; ksm where ksmd
+already runs; migrate where there are two NUMA nodes) ran, at no more than
+its rate, with ordered latency percentiles; the root-only, opt-in sysfs
+partner is not in it. "THP happened"
 is pmdstress's own per-chunk classification, never a system-wide counter
 another process may have raised. With THP disabled system-wide the race is
 not THP vs PTE: the test skips (77) once its other checks passed."""
@@ -19,11 +20,13 @@ from pmdtest import check, done, run, skip, thp_available  # noqa: E402
 # each partner of the default race and a latency it must have measured in 10 s
 PARTNERS = {"toggle": "chunk_call", "zap": "dontneed_call", "split": "protect_call",
             "collapse": "call", "populate": "write_call", "pin": "splice_call",
-            "lock": "lock_call", "softdirty": "clear",
+            "lock": "lock_call", "ksm": "check", "softdirty": "clear",
             "migrate": "move_chunk", "procwalk": "smaps_read", "fork": "fork"}
 # the one skip a partner may have here: a kernel without the feature it drives
 KERNEL_LACKS = {"collapse": ("kernel lacks MADV_COLLAPSE", "kernel without transparent huge pages"),
                 "populate": ("kernel lacks MADV_POPULATE_READ",),
+                # the default never starts ksmd (it merges the whole machine's memory)
+                "ksm": ("kernel without KSM", "ksmd is not running"),
                 # a machine without a second NUMA node (this development VM)
                 "migrate": ("migration needs two NUMA nodes",)}
 

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 # labels: vm e2e
 # timeout: 900
-"""The pin and lock partners in guests of Debian's 6.1 and 6.12 kernels.
+"""The pin, lock and ksm partners in guests of Debian's 6.1 and 6.12 kernels.
 
 Clean: fault + pin + lock + zap for 6 s: pin's live rounds' pages taken by
 vmsplice and process_vm_readv and checked, held chunks' pages dropped under
 the pipe and written back through a pin and checked; lock's mlock and
 MLOCK_ONFAULT pairs on live rounds and held chunks, the held ones checked,
-zap's refusals on locked chunks counted, not reported: exit 0. The guests' initramfs has no
+zap's refusals on locked chunks counted, not reported; ksm with ksmd started
+in the guest (root there), held chunks verified and shared zero pages
+copied on a store: exit 0. The guests' initramfs has no
 /var/tmp and no filesystem that pins for O_DIRECT, so --pin-dir auto leaves
 that way out and says how often (direct_off). Broken on purpose, for real:
 the same run under tests/partners2/pinliar.c (built static here), whose
@@ -43,8 +45,9 @@ if b.returncode:
     skip(f"cannot build pinliar.c static: {b.stderr.strip()[-300:]}")
 
 pmd = shlex.quote(BINARY)
-run = (f"{pmd} --stressors fault,pin,lock,zap --threads 5 --size 16M --duration 6s "
-       f"--progress off --hang-timeout 60s --pin-rate 0 --lock-rate 200 --zap-race 100")
+run = (f"{pmd} --stressors fault,pin,lock,zap,ksm --threads 6 --size 16M --duration 6s "
+       f"--progress off --hang-timeout 60s --pin-rate 0 --lock-rate 200 --zap-race 100 "
+       f"--ksm-start on --ksm-rate 100")
 SCRIPT = f"""
 {run} --json /out/clean.json > /out/clean.txt 2>&1
 echo $? > /out/clean.rc
@@ -83,6 +86,11 @@ try:
               f"{kernel}: lock pairs on live rounds and held chunks, held ones checked {n}")
         z = counters(doc, "zap")
         check(z.get("raced", 0) > 0, f"{kernel}: zap raced the same rounds {z}")
+        n = counters(doc, "ksm")
+        check(n.get("ops", 0) > 0 and n.get("pages", 0) > 0 and n.get("cow_checks", 0) > 0 and
+              n.get("other_errors") == 0,
+              f"{kernel}: ksmd started in the guest, held chunks verified, stores to shared "
+              f"zero pages copied {n}")
         rc = (g.file("lie.rc") or "").strip()
         doc = json.loads(g.file("lie.json") or "{}")
         ev = [e for e in doc.get("events", {}).get("kept", []) if e["kind"] == "corruption"]
