@@ -46,16 +46,40 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/userfaultfd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define PM_PRESENT (1ull << 63)
 #define PM_SWAP (1ull << 62)
+#define PM_UFFD_WP (1ull << 57)
 #define PM_SOFT_DIRTY (1ull << 55)
+
+/* PAGEMAP_SCAN (6.7, include/uapi/linux/fs.h), spelled here: older headers lack it */
+struct sd_scan_arg {
+	uint64_t size, flags, start, end, walk_end, vec, vec_len, max_pages;
+	uint64_t category_inverted, category_mask, category_anyof_mask, return_mask;
+};
+struct sd_region {
+	uint64_t start, end, categories;
+};
+#define SD_PAGEMAP_SCAN _IOWR('f', 16, struct sd_scan_arg)
+#define SD_SCAN_WP_MATCHING (1ull << 0)
+#define SD_SCAN_CHECK_WPASYNC (1ull << 1)
+#define SD_PAGE_IS_WRITTEN (1ull << 1)
+#ifndef UFFD_FEATURE_WP_ASYNC
+#define UFFD_FEATURE_WP_ASYNC (1ull << 15) /* 6.7 */
+#endif
+#ifndef UFFD_USER_MODE_ONLY
+#define UFFD_USER_MODE_ONLY 1
+#endif
+#define SD_REGIONS 64
 #define PM_PFN_MASK ((1ull << 55) - 1)
 #define WORDS_READ 64 /* slots of a page looked at for a stamp: a group's workers */
 
-enum { MODE_AUTO, MODE_SOFT_DIRTY, MODE_REFERENCED };
+enum { MODE_AUTO, MODE_SOFT_DIRTY, MODE_REFERENCED, MODE_UFFD_WP };
 
 struct softdirty_opts {
 	uint64_t rate;
@@ -63,7 +87,7 @@ struct softdirty_opts {
 	unsigned mode;
 };
 
-static const char *const modes[] = { "auto", "soft-dirty", "referenced", NULL };
+static const char *const modes[] = { "auto", "soft-dirty", "referenced", "uffd-wp", NULL };
 
 #define O(f) offsetof(struct softdirty_opts, f)
 static const struct pmd_option softdirty_options[] = {
@@ -73,8 +97,9 @@ static const struct pmd_option softdirty_options[] = {
 	  "chunks checked before each clear (0: clear only)" },
 	{ "mode", PMD_OPT_ENUM, O(mode), "auto", 0, 0, modes,
 	  "soft-dirty: clear_refs 4 and the check (skipped where the kernel lacks "
-	  "CONFIG_MEM_SOFT_DIRTY); referenced: clear_refs 1, no check; auto: soft-dirty where "
-	  "the kernel tracks it, else referenced" },
+	  "CONFIG_MEM_SOFT_DIRTY); uffd-wp: the arena registered for async userfaultfd "
+	  "write-protection, PAGEMAP_SCAN write-protects it, the same check (6.7+); "
+	  "referenced: clear_refs 1, no check; auto: the first of those the kernel has" },
 	PMD_OPT_END,
 };
 
@@ -93,8 +118,9 @@ enum {
 
 static const struct pmd_metric softdirty_metrics[] = {
 	[M_OPS] = { "ops", PMD_METRIC_COUNT, "clears and chunk checks" },
-	[M_CLEARS] = { "clears", PMD_METRIC_COUNT, "soft-dirty clears (4 to /proc/self/clear_refs)",
-		       PMD_BETTER_NONE },
+	[M_CLEARS] = { "clears", PMD_METRIC_COUNT,
+		       "soft-dirty clears (4 to /proc/self/clear_refs), or uffd-wp write-protects "
+		       "of the arena (PAGEMAP_SCAN) in that mode", PMD_BETTER_NONE },
 	[M_REFERENCED] = { "referenced", PMD_METRIC_COUNT,
 			   "referenced-bit clears (1 to clear_refs: no soft-dirty tracking here)",
 			   PMD_BETTER_NONE },
@@ -109,8 +135,8 @@ static const struct pmd_metric softdirty_metrics[] = {
 		     PMD_BETTER_NONE },
 	[M_PAGES] = { "pages", PMD_METRIC_COUNT, "present pages judged", PMD_BETTER_NONE },
 	[M_LOST] = { "lost", PMD_METRIC_COUNT,
-		     "pages written after the clear that read not soft-dirty (an event per chunk "
-		     "and generation)",
+		     "pages written after the clear that read not soft-dirty, or still uffd-wp "
+		     "write-protected (an event per chunk and generation)",
 		     PMD_BETTER_NONE },
 	[M_LAT_CLEAR] = { "clear", PMD_METRIC_LATENCY, "one write to clear_refs" },
 	[M_LAT_CHECK] = { "check", PMD_METRIC_LATENCY, "one chunk's pagemap reads and stamps" },
@@ -123,6 +149,7 @@ struct softdirty_priv {
 	uint32_t *said_at;    /* [nchunks]: the generation a loss was last reported at, or 0 */
 	bool cleared;	      /* gen_at holds a clear's snapshot */
 	const char *what;     /* written to clear_refs: "4" (soft-dirty) or "1" (referenced) */
+	int uffd;	      /* uffd-wp mode: the arena's userfaultfd (else -1) */
 };
 
 /* One worker's descriptors and buffers. */
@@ -131,6 +158,64 @@ struct sd_worker {
 	uint64_t pm[PMD_CHUNK_PAGES], again[PMD_CHUNK_PAGES];
 };
 
+/* ---- uffd-wp: async userfaultfd write-protection, PAGEMAP_SCAN --------------------- */
+
+/* A userfaultfd with async write-protection (6.7+): its fd, or -errno. */
+static int uffd_open(void)
+{
+	struct uffdio_api api = { .api = UFFD_API, .features = UFFD_FEATURE_WP_ASYNC };
+	int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK | UFFD_USER_MODE_ONLY), err;
+
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, UFFDIO_API, &api)) {
+		err = errno;
+		close(fd);
+		return -err;
+	}
+	return fd;
+}
+
+/*
+ * (Again) register [@addr, +@len) for write-protection: a zap's fresh
+ * mapping or a moved chunk's placeholder comes unregistered, and a clear
+ * skips it (its pages then read written: nothing can be judged lost there).
+ */
+static int uffd_register(int uffd, char *addr, size_t len)
+{
+	struct uffdio_register r = { .range = { (uintptr_t)addr, len },
+				     .mode = UFFDIO_REGISTER_MODE_WP };
+
+	return ioctl(uffd, UFFDIO_REGISTER, &r) ? -errno : 0;
+}
+
+/* Write-protect the written pages of [@addr, +@len): PAGEMAP_SCAN with WP_MATCHING. */
+static int scan_wp(int pagemap_fd, char *addr, size_t len)
+{
+	struct sd_region vec[SD_REGIONS];
+	uint64_t at = (uintptr_t)addr, end = at + len;
+
+	while (at < end) {
+		struct sd_scan_arg arg = {
+			.size = sizeof(arg),
+			.flags = SD_SCAN_WP_MATCHING,
+			.start = at,
+			.end = end,
+			.vec = (uintptr_t)vec,
+			.vec_len = SD_REGIONS,
+			.category_mask = SD_PAGE_IS_WRITTEN,
+			.return_mask = SD_PAGE_IS_WRITTEN,
+		};
+
+		if (ioctl(pagemap_fd, SD_PAGEMAP_SCAN, &arg) < 0)
+			return -errno;
+		if (arg.walk_end <= at)
+			return -EIO;
+		at = arg.walk_end;
+	}
+	return 0;
+}
+
 /* ---- the clear --------------------------------------------------------------------- */
 
 static int clear_once(struct pmd_worker *w, struct softdirty_priv *sp, struct sd_worker *sw)
@@ -138,14 +223,22 @@ static int clear_once(struct pmd_worker *w, struct softdirty_priv *sp, struct sd
 	struct pmd_arena *a = w->si->arena;
 	uint64_t t = pmd_now_ns();
 	unsigned i;
+	int err;
 
-	if (pwrite(sw->clear_fd, sp->what, 1, 0) != 1)
+	if (sp->uffd >= 0) {
+		/* a failed registration leaves that range untracked: never a false loss */
+		(void)uffd_register(sp->uffd, a->base, a->size);
+		err = scan_wp(sw->pagemap_fd, a->base, a->size);
+		if (err)
+			return err;
+	} else if (pwrite(sw->clear_fd, sp->what, 1, 0) != 1) {
 		return -errno;
+	}
 	pmd_latency(w, M_LAT_CLEAR, pmd_now_ns() - t);
 	/* the flush is done: a generation newer than this was stored after it */
 	for (i = 0; i < a->nchunks; i++)
 		sp->gen_at[i] = __atomic_load_n(&a->chunks[i].gen, __ATOMIC_ACQUIRE);
-	sp->cleared = sp->what[0] == '4';
+	sp->cleared = sp->uffd >= 0 || sp->what[0] == '4';
 	pmd_count(w, sp->cleared ? M_CLEARS : M_REFERENCED, 1);
 	pmd_count(w, M_OPS, 1);
 	return 0;
@@ -182,7 +275,7 @@ static int stamp_of_gen(const struct pmd_arena *a, const char *addr, unsigned p,
 }
 
 static void report_lost(struct pmd_worker *w, struct pmd_chunk *c, unsigned page, int slot,
-			uint64_t val, uint32_t gen, unsigned lost, uint64_t pm)
+			uint64_t val, uint32_t gen, unsigned lost, uint64_t pm, bool uffd)
 {
 	struct pmd_event ev;
 	uint64_t pfn = 0;
@@ -196,13 +289,16 @@ static void report_lost(struct pmd_worker *w, struct pmd_chunk *c, unsigned page
 	ev.thp = pmd_thp_probe(w->si->run, c, &pfn);
 	ev.pfn = pfn;
 	ev.gen = gen;
-	ev.expected = PM_SOFT_DIRTY;
+	ev.expected = uffd ? 0 : PM_SOFT_DIRTY;
 	ev.actual = pm;
 	snprintf(ev.text, sizeof(ev.text),
 		 "softdirty: chunk %u page %u holds stamp %#llx of generation %u, stored after the "
-		 "last clear_refs, yet pagemap says present and not soft-dirty (entry %#llx; %u "
-		 "such pages in the chunk)",
-		 c->index, page, (unsigned long long)val, gen, (unsigned long long)pm, lost);
+		 "last %s, yet pagemap says present and %s (entry %#llx; %u such pages in the "
+		 "chunk)",
+		 c->index, page, (unsigned long long)val, gen,
+		 uffd ? "uffd-wp write-protect" : "clear_refs",
+		 uffd ? "still write-protected (uffd-wp)" : "not soft-dirty",
+		 (unsigned long long)pm, lost);
 	pmd_event_post(w->si->run, &ev);
 }
 
@@ -248,7 +344,8 @@ static void check_chunk(struct pmd_worker *w, struct softdirty_priv *sp, struct 
 		if (!(sw->pm[p] & PM_PRESENT))
 			continue;
 		pages++;
-		if (sw->pm[p] & PM_SOFT_DIRTY)
+		/* written since the clear: soft-dirty, or no longer uffd-wp protected */
+		if (sp->uffd >= 0 ? !(sw->pm[p] & PM_UFFD_WP) : !!(sw->pm[p] & PM_SOFT_DIRTY))
 			continue;
 		slot = stamp_of_gen(a, addr, p, gen, &v);
 		if (slot >= 0 && !lost++) {
@@ -258,8 +355,8 @@ static void check_chunk(struct pmd_worker *w, struct softdirty_priv *sp, struct 
 		}
 	}
 	if (lost && (read_pagemap(sw, addr, sw->again) ||
-		     (sw->again[first] & (PM_PRESENT | PM_SOFT_DIRTY | PM_PFN_MASK)) !=
-			     (sw->pm[first] & (PM_PRESENT | PM_SOFT_DIRTY | PM_PFN_MASK))))
+		     (sw->again[first] & (PM_PRESENT | PM_SOFT_DIRTY | PM_UFFD_WP | PM_PFN_MASK)) !=
+			     (sw->pm[first] & (PM_PRESENT | PM_SOFT_DIRTY | PM_UFFD_WP | PM_PFN_MASK))))
 		lost = 0; /* the page changed under the read: not judged */
 	pmd_chunk_exit(c);
 	if (pmd_chunk_state(c) != PMD_CHUNK_IDLE ||
@@ -275,7 +372,7 @@ static void check_chunk(struct pmd_worker *w, struct softdirty_priv *sp, struct 
 	pmd_count(w, M_LOST, lost);
 	/* one event per chunk and generation: later checks find the same pages */
 	if (sp->said_at[c->index] != gen)
-		report_lost(w, c, first, first_slot, val, gen, lost, sw->again[first]);
+		report_lost(w, c, first, first_slot, val, gen, lost, sw->again[first], sp->uffd >= 0);
 	sp->said_at[c->index] = gen;
 }
 
@@ -389,19 +486,75 @@ static int probe_clear(const char *what, char *why, size_t len)
 	return rc;
 }
 
-/* Soft-dirty where asked for and tracked; else, in auto mode, the referenced bits. */
+/*
+ * Async uffd-wp on one page of our own: protected by a PAGEMAP_SCAN write-
+ * protect, written again by a store. 0, or why not.
+ */
+static int probe_uffd_wp(bool shared, char *why, size_t len)
+{
+	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+	int uffd = uffd_open(), pfd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC), rc = -1;
+	char *p = mmap(NULL, pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	off_t off = (off_t)((uintptr_t)p >> PMD_PAGE_SHIFT) * (off_t)sizeof(uint64_t);
+	uint64_t after_wp = 0, after_store = 0;
+
+	if (shared)
+		snprintf(why, len, "uffd-wp is for private arenas here (shmem needs "
+			 "UFFD_FEATURE_WP_HUGETLBFS_SHMEM, and the check skips shared arenas)");
+	else if (uffd < 0)
+		snprintf(why, len, "kernel without async userfaultfd write-protection "
+			 "(UFFD_FEATURE_WP_ASYNC, 6.7+): %s", strerror(-uffd));
+	else if (p == MAP_FAILED || pfd < 0)
+		snprintf(why, len, "cannot map a page or open pagemap: %s", strerror(errno));
+	else if ((rc = uffd_register(uffd, p, pg)))
+		snprintf(why, len, "UFFDIO_REGISTER (write-protect) failed: %s", strerror(-rc));
+	else {
+		pmd_store((uint64_t *)(void *)p, 1);
+		if ((rc = scan_wp(pfd, p, pg)) || pread(pfd, &after_wp, 8, off) != 8)
+			snprintf(why, len, "PAGEMAP_SCAN write-protect failed (6.7+): %s",
+				 strerror(rc ? -rc : errno));
+		else {
+			pmd_store((uint64_t *)(void *)p, 2);
+			if (pread(pfd, &after_store, 8, off) != 8)
+				after_store = PM_UFFD_WP;
+			rc = !(after_wp & PM_UFFD_WP) || (after_store & PM_UFFD_WP) ? -1 : 0;
+			if (rc)
+				snprintf(why, len, "uffd-wp: a page read %s after a write-protect "
+					 "and %s after a store",
+					 after_wp & PM_UFFD_WP ? "protected" : "unprotected",
+					 after_store & PM_UFFD_WP ? "protected" : "unprotected");
+		}
+	}
+	if (p != MAP_FAILED)
+		munmap(p, pg);
+	if (uffd >= 0)
+		close(uffd);
+	if (pfd >= 0)
+		close(pfd);
+	return rc ? -1 : 0;
+}
+
+/*
+ * The mode asked for where the kernel can; auto: soft-dirty where tracked,
+ * else uffd-wp (6.7+), else the referenced bits.
+ */
 static const char *softdirty_supported(struct pmd_sinst *si)
 {
 	const struct softdirty_opts *o = si->opts;
 	char why[sizeof(si->why)];
 
-	if (o->mode == MODE_REFERENCED)
+	switch (o->mode) {
+	case MODE_REFERENCED:
 		return probe_clear("1", si->why, sizeof(si->why)) ? si->why : NULL;
-	if (!probe_soft_dirty(si->why, sizeof(si->why)))
+	case MODE_SOFT_DIRTY:
+		return probe_soft_dirty(si->why, sizeof(si->why)) ? si->why : NULL;
+	case MODE_UFFD_WP:
+		return probe_uffd_wp(si->arena->shared, si->why, sizeof(si->why)) ? si->why : NULL;
+	}
+	if (!probe_soft_dirty(why, sizeof(why)) || !probe_uffd_wp(si->arena->shared, why,
+								  sizeof(why)))
 		return NULL;
-	if (o->mode == MODE_SOFT_DIRTY || probe_clear("1", why, sizeof(why)))
-		return si->why;
-	return NULL;
+	return probe_clear("1", si->why, sizeof(si->why)) ? si->why : NULL;
 }
 
 static int softdirty_setup(struct pmd_sinst *si)
@@ -409,6 +562,7 @@ static int softdirty_setup(struct pmd_sinst *si)
 	const struct softdirty_opts *o = si->opts;
 	struct softdirty_priv *sp = calloc(1, sizeof(*sp));
 	char why[sizeof(si->why)];
+	unsigned mode;
 
 	if (!sp)
 		return -ENOMEM;
@@ -421,12 +575,21 @@ static int softdirty_setup(struct pmd_sinst *si)
 		return -ENOMEM;
 	}
 	pthread_mutex_init(&sp->lock, NULL);
-	/* supported() said one of them works; the probe again says which */
-	sp->what = o->mode == MODE_REFERENCED || (o->mode == MODE_AUTO &&
-						  probe_soft_dirty(why, sizeof(why)))
-			   ? "1"
-			   : "4";
+	sp->uffd = -1;
 	si->priv = sp;
+	/* supported() said one of them works; the probes again say which */
+	mode = o->mode;
+	if (mode == MODE_AUTO)
+		mode = !probe_soft_dirty(why, sizeof(why))		       ? MODE_SOFT_DIRTY :
+		       !probe_uffd_wp(si->arena->shared, why, sizeof(why)) ? MODE_UFFD_WP :
+									     MODE_REFERENCED;
+	sp->what = mode == MODE_REFERENCED ? "1" : "4";
+	if (mode == MODE_UFFD_WP) {
+		sp->uffd = uffd_open();
+		if (sp->uffd < 0)
+			return sp->uffd;
+		return uffd_register(sp->uffd, si->arena->base, si->arena->size);
+	}
 	return 0;
 }
 
@@ -437,6 +600,8 @@ static void softdirty_teardown(struct pmd_sinst *si)
 	if (!sp)
 		return;
 	pthread_mutex_destroy(&sp->lock);
+	if (sp->uffd >= 0)
+		close(sp->uffd);
 	free(sp->gen_at);
 	free(sp->said_at);
 	free(sp);
