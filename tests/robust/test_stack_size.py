@@ -37,7 +37,7 @@ def ran_clean(what, args, stressors, may_not_run=False):
 probes = ["scan", "smaps"] + (["kpageflags"] if is_root() else [])
 for probe in probes:
     # scan: not before 6.7 (exit 125; test_thp_probe checks the refusal)
-    ran_clean(f"probe {probe}", ["--config", "race", "--threads", "12", "--thp-probe", probe],
+    ran_clean(f"probe {probe}", ["--config", "race", "--threads", "24", "--thp-probe", probe],
               ["fault", "toggle", "zap", "split", "collapse", "populate", "pin", "lock", "softdirty",
                "procwalk", "fork"],
               may_not_run=probe == "scan")
