@@ -406,12 +406,30 @@ static void tracer_free(struct race_tracer *tr)
 	free(tr);
 }
 
+/*
+ * This process's pid namespace (the inode of /proc/self/ns/pid), part of
+ * an instance's name: a run in a container or a chroot with a pid
+ * namespace of its own shares tracefs with the host, and a pid means
+ * nothing outside its namespace. 0 where it cannot be read.
+ */
+static unsigned long pid_ns(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/ns/pid", &st) ? 0 : (unsigned long)st.st_ino;
+}
+
+static void instance_path(char *path, size_t len, int pid)
+{
+	snprintf(path, len, TRACEFS "/instances/pmdstress-%lu-%d", pid_ns(), pid);
+}
+
 /* What a process of @pid left when it died: its instance, then its kprobe events. */
 static void remove_left(int pid)
 {
 	char path[160], text[160];
 
-	snprintf(path, sizeof(path), TRACEFS "/instances/pmdstress-%d", pid);
+	instance_path(path, sizeof(path), pid);
 	if (rmdir(path) && errno != ENOENT)
 		return; /* busy: someone still reads it, and its kprobes are enabled there */
 	snprintf(text, sizeof(text), "-:pmdstress_%d/pmd_thp_path\n-:pmdstress_%d/pmd_pte_path\n",
@@ -423,22 +441,30 @@ static void remove_left(int pid)
 /*
  * Instances of runs that were killed before they could remove theirs (a
  * storm process the kernel killed, a SIGKILL): each traced on, into a
- * buffer of its own, the threads of its pids, whoever has them now.
+ * buffer of its own, the threads of its pids, whoever has them now. Only
+ * this pid namespace's: another's pids cannot be looked up from here (a
+ * run in a chroot with a pid namespace of its own had its instance taken
+ * away by a run outside it, and traced nothing).
  */
 static void remove_stale(void)
 {
 	DIR *d = opendir(TRACEFS "/instances");
+	unsigned long ns = pid_ns();
 	struct dirent *e;
 
 	if (!d)
 		return;
 	while ((e = readdir(d))) {
 		char *end;
+		unsigned long their;
 		long pid;
 
 		if (strncmp(e->d_name, "pmdstress-", 10))
 			continue;
-		pid = strtol(e->d_name + 10, &end, 10);
+		their = strtoul(e->d_name + 10, &end, 10);
+		if (*end != '-' || their != ns)
+			continue;
+		pid = strtol(end + 1, &end, 10);
 		if (*end || pid <= 0 || pid > INT_MAX || !kill((pid_t)pid, 0) || errno != ESRCH)
 			continue;
 		remove_left((int)pid);
@@ -573,7 +599,7 @@ void pmd_race_trace_start(struct pmd_run *run)
 		 who[0] ? " && (" : "", who, who[0] ? ")" : "");
 	snprintf(free_, sizeof(free_), "order == 9%s%s%s", who[0] ? " && (" : "", who,
 		 who[0] ? ")" : "");
-	snprintf(tr->dir, sizeof(tr->dir), TRACEFS "/instances/pmdstress-%d", (int)getpid());
+	instance_path(tr->dir, sizeof(tr->dir), (int)getpid());
 	if (mkdir(tr->dir, 0700)) {
 		err = -errno;
 		tr->dir[0] = '\0';

@@ -87,7 +87,9 @@ for sig, name in [(signal.SIGSEGV, "SIGSEGV"), (signal.SIGKILL, "SIGKILL")]:
         p.kill()
         p.communicate()
         continue
-    inst = f"/sys/kernel/tracing/instances/pmdstress-{storm}"
+    # named by the storm's pid namespace and pid (src/race.c)
+    inst = (f"/sys/kernel/tracing/instances/pmdstress-{os.stat(f'/proc/{storm}/ns/pid').st_ino}"
+            f"-{storm}")
     traced = os.path.isdir(inst)
     os.kill(storm, sig)
     rc, out, err, doc, dt = finish(p, path)
