@@ -14,7 +14,7 @@ import subprocess
 import sys
 import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
-from pmdtest import PMDSTRESS, check, done, is_root, run, skip  # noqa: E402
+from pmdtest import PMDSTRESS, check, done, is_root, reachable, run, skip  # noqa: E402
 
 BASE = ["--threads", "4", "--size", "16M", "--duration", "1s", "--progress", "off", "--quiet"]
 tried = 0
@@ -46,7 +46,7 @@ if is_root() and shutil.which("setpriv"):
         os.chmod(tmp, 0o777)
         path = os.path.join(tmp, "r.json")
         p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                            PMDSTRESS] + BASE + ["--stressors", "fault,sysfs", "--json", path],
+                            reachable(PMDSTRESS)] + BASE + ["--stressors", "fault,sysfs", "--json", path],
                            capture_output=True, text=True, timeout=60)
         check(p.returncode == 125 and "sysfs, named by --stressors, could not run: needs root"
               in p.stderr, f"--stressors fault,sysfs not root: exit 125, the reason "

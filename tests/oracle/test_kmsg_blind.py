@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
-from pmdtest import PMDSTRESS, check, done, is_root, skip  # noqa: E402
+from pmdtest import PMDSTRESS, check, done, is_root, reachable, skip  # noqa: E402
 
 if not is_root():
     skip("binding over /dev/kmsg in a mount namespace needs root")
@@ -65,7 +65,7 @@ with tempfile.TemporaryDirectory() as tmp:
     if restricted and shutil.which("setpriv"):
         os.unlink(path)
         p, d = report(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
-                       PMDSTRESS] + ARGS + ["--json", path], path)
+                       reachable(PMDSTRESS)] + ARGS + ["--json", path], path)
         check(p.returncode == 0 and d and d["verdict"]["status"] == "clean",
               f"not root: clean, exit 0 (rc {p.returncode}) {p.stderr.strip()[-300:]!r}")
         check(d and d["monitors"]["kmsg_state"] == "unprivileged" and

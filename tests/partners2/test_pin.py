@@ -94,12 +94,17 @@ check(r.rc == 0 and r.counter("pin", "direct_pages") == 0 and
 
 # ---- auto where /var/tmp refuses O_DIRECT (a ramfs over it, in a mount namespace) ----
 if os.geteuid() == 0 and shutil.which("unshare"):
-    r = run(["--mount", "--", "sh", "-c", 'mount -t ramfs none /var/tmp && exec "$@"', "sh",
-             PMDSTRESS] + BASE, binary=shutil.which("unshare"))
-    check(r.rc == 0 and r.counter("pin", "direct_pages") == 0 and
-          r.counter("pin", "direct_off") > 0 and r.counter("pin", "held_pages") > 0,
-          f"/var/tmp on ramfs: held chunks go through the pipe, direct_off counts the rest "
-          f"({r.rc}, {r.counter('pin', 'direct_off')} left out)")
+    r = run(["--mount", "--", "sh", "-c", 'mount -t ramfs none /var/tmp || exit 77; exec "$@"',
+             "sh", PMDSTRESS] + BASE, binary=shutil.which("unshare"))
+    if r.doc is None:
+        # unshare or the mount refused (a chroot whose / is no mount point): no run at all
+        skip(f"no ramfs over /var/tmp in a mount namespace here (rc {r.rc}): "
+             f"{r.err.strip()[-200:]}")
+    else:
+        check(r.rc == 0 and r.counter("pin", "direct_pages") == 0 and
+              r.counter("pin", "direct_off") > 0 and r.counter("pin", "held_pages") > 0,
+              f"/var/tmp on ramfs: held chunks go through the pipe, direct_off counts the "
+              f"rest ({r.rc}, {r.counter('pin', 'direct_off')} left out)")
 else:
     print("# not root or no unshare: the ramfs /var/tmp case not run")
 

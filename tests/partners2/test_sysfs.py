@@ -11,13 +11,14 @@ import sys
 import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 sys.path.insert(0, os.path.dirname(__file__))
-from pmdtest import PMDSTRESS, check, done, is_root, run, skip  # noqa: E402
+from pmdtest import PMDSTRESS, check, done, is_root, reachable, run, skip  # noqa: E402
 import thpsnap  # noqa: E402
 
 BASE = ["--stressors", "fault,sysfs", "--threads", "6", "--duration", "2s", "--size", "16M",
         "--progress", "off", "--quiet", "--sysfs-rate", "200"]
 GROUPS = ["enabled", "defrag", "mthp", "khugepaged"]
-NOBODY = ["--reuid=65534", "--regid=65534", "--clear-groups", PMDSTRESS]
+# uid 65534 runs a copy it can reach (a checkout under /root is mode 0700)
+NOBODY = ["--reuid=65534", "--regid=65534", "--clear-groups", reachable(PMDSTRESS)]
 
 # not in the default race, listed as root-only and opt-in, crash knobs hidden
 r = run(["list"], json_report=False)
