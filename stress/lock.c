@@ -33,6 +33,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #ifndef MLOCK_ONFAULT
@@ -101,11 +102,22 @@ static const struct pmd_metric lock_metrics[] = {
 	{ NULL },
 };
 
+/*
+ * The system calls themselves: the sanitizers' runtimes intercept mlock()
+ * and munlock() as no-ops but not mlock2(), so under TSan a chunk locked
+ * ON_FAULT stayed locked and zap's and pin's MADV_DONTNEED of it failed.
+ */
 static int do_lock(char *at, bool onfault)
 {
-	if (!onfault)
-		return mlock(at, PMD_CHUNK_SIZE) ? errno : 0;
-	return mlock2(at, PMD_CHUNK_SIZE, MLOCK_ONFAULT) ? errno : 0;
+	long rc = onfault ? syscall(SYS_mlock2, at, PMD_CHUNK_SIZE, MLOCK_ONFAULT) :
+			    syscall(SYS_mlock, at, PMD_CHUNK_SIZE);
+
+	return rc ? errno : 0;
+}
+
+static int do_unlock(char *at)
+{
+	return syscall(SYS_munlock, at, PMD_CHUNK_SIZE) ? errno : 0;
 }
 
 /* Count @err of @call; report it (once per worker and kind) unless it may happen here. */
@@ -145,7 +157,7 @@ static void lock_pair(struct pmd_worker *w, struct pmd_chunk *c, char *addr)
 	if (hold)
 		pmd_sleep(w, hold);
 	t0 = pmd_now_ns();
-	err = munlock(addr, PMD_CHUNK_SIZE) ? errno : 0;
+	err = do_unlock(addr);
 	pmd_latency(w, L_UNLOCK, pmd_now_ns() - t0);
 	__atomic_add_fetch(&c->locks, 1, __ATOMIC_SEQ_CST);
 	if (err)
@@ -213,7 +225,7 @@ static const char *lock_supported(struct pmd_sinst *si)
 		return NULL; /* memory is short now; the run finds out */
 	err = do_lock(p, true);
 	if (!err)
-		munlock(p, PMD_CHUNK_SIZE);
+		do_unlock(p);
 	munmap(p, PMD_CHUNK_SIZE);
 	if (!err || err == EAGAIN || err == EINTR)
 		return NULL;
