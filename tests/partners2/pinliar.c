@@ -48,6 +48,11 @@
 #error "pinliar: add this architecture's AUDIT_ARCH_*"
 #endif
 
+/*
+ * A filter that gives process_vm_writev() of this ABI @ret and lets every
+ * other call through; @flags to seccomp(2). 0, the listener's fd with
+ * SECCOMP_FILTER_FLAG_NEW_LISTENER, or -errno.
+ */
 static int install_filter(unsigned ret, unsigned flags)
 {
 	struct sock_filter insn[] = {
@@ -60,10 +65,12 @@ static int install_filter(unsigned ret, unsigned flags)
 		BPF_STMT(BPF_RET | BPF_K, ret),
 	};
 	struct sock_fprog prog = { .len = sizeof(insn) / sizeof(insn[0]), .filter = insn };
+	long rc;
 
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		return -errno;
-	return syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog) ? -errno : 0;
+	rc = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
+	return rc < 0 ? -errno : (int)rc;
 }
 
 /* The bytes the call asks to write: its local iovecs, read from the caller's memory. */
@@ -186,26 +193,13 @@ int main(int argc, char **argv)
 	if (child < 0)
 		return 77;
 	if (!child) {
-		struct sock_filter insn[] = {
-			BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NATIVE_ARCH, 1, 0),
-			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-			BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-			BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_process_vm_writev, 1, 0),
-			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-			BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_USER_NOTIF),
-		};
-		struct sock_fprog prog = { .len = sizeof(insn) / sizeof(insn[0]), .filter = insn };
 		int fd;
 
 		close(sv[0]);
-		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
-			_exit(77);
-		fd = (int)syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
-				  SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog);
+		fd = install_filter(SECCOMP_RET_USER_NOTIF, SECCOMP_FILTER_FLAG_NEW_LISTENER);
 		if (fd < 0) {
 			fprintf(stderr, "pinliar: no seccomp user notification here: %s\n",
-				strerror(errno));
+				strerror(-fd));
 			_exit(77);
 		}
 		if (send_fd(sv[1], fd))
