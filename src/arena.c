@@ -139,6 +139,13 @@ void pmd_chunk_exit(struct pmd_chunk *c)
 	rcu_read_unlock();
 }
 
+char *pmd_chunk_held_addr(const struct pmd_chunk *c)
+{
+	if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) & PMD_CHUNK_RETIRED)
+		return NULL;
+	return (char *)__atomic_load_n(&c->addr, __ATOMIC_ACQUIRE);
+}
+
 void pmd_chunk_retire(struct pmd_chunk *c)
 {
 	__atomic_fetch_or(&c->state, PMD_CHUNK_RETIRED, __ATOMIC_SEQ_CST);

@@ -52,6 +52,7 @@ enum pmd_chunk_flags {
 	PMD_CF_MOVING = 1u << 3,   /* a partner unmaps or moves part of a live round's chunk */
 	PMD_CF_RO_HOLE = 1u << 4,  /* split made a hole of a live round read-only */
 	PMD_CF_FORKING = 1u << 5,  /* fork copies a live round: its child writes every page */
+	PMD_CF_LOCKING = 1u << 6,  /* lock has a live round mlocked: no second locker */
 };
 
 /*
@@ -261,6 +262,14 @@ void pmd_chunk_release(struct pmd_chunk *c, enum pmd_chunk_state to);
 /* Enter @c's memory; returns its address, or NULL (and no section) if retired. */
 char *pmd_chunk_enter(struct pmd_chunk *c);
 void pmd_chunk_exit(struct pmd_chunk *c);
+/*
+ * The address of @c, which the caller holds, or NULL if it is retired. Only
+ * a chunk's holder retires it, so the address stays good while held: system
+ * calls on the range (they never fault in this process) may run outside a
+ * section, which a slow one (mlock, O_DIRECT, a sleep) must not hold open
+ * against a retirer's grace period; loads and stores stay inside one.
+ */
+char *pmd_chunk_held_addr(const struct pmd_chunk *c);
 /* Mark @c retired and wait until nobody is inside. Never call while inside. */
 void pmd_chunk_retire(struct pmd_chunk *c);
 /* Open @c again, mapped at @addr (its old address unless it moved). */
