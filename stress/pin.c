@@ -281,15 +281,34 @@ static void pin_live(struct pmd_worker *w, struct pin_wpriv *p, struct pmd_chunk
 	}
 }
 
-/* Pages of the buffer from byte @from to @to stored at @at by hand (what the kernel left). */
-static void put_back(struct pmd_worker *w, const struct pin_wpriv *p, char *at, size_t from,
-		     size_t to)
+/*
+ * Bytes @from to @to of the buffer stored at @at, in held chunk @c, by hand:
+ * what the kernel left undone. The held steps' system calls run outside any
+ * section (pmd_chunk_held_addr()); loads and stores enter one.
+ */
+static void store_back(struct pmd_chunk *c, const struct pin_wpriv *p, char *at, size_t from,
+		       size_t to)
 {
 	size_t k;
 
-	pmd_count(w, M_SHORT, 1);
+	if (!pmd_chunk_enter(c))
+		return;
 	for (k = from / sizeof(uint64_t); k < to / sizeof(uint64_t); k++)
 		pmd_store((uint64_t *)at + k, p->buf[k]);
+	pmd_chunk_exit(c);
+}
+
+/* The buffer filled from @len bytes at @at, in held chunk @c, by loads; false if retired. */
+static bool load_copy(struct pmd_chunk *c, struct pin_wpriv *p, const char *at, size_t len)
+{
+	size_t k;
+
+	if (!pmd_chunk_enter(c))
+		return false;
+	for (k = 0; k < len / sizeof(uint64_t); k++)
+		p->buf[k] = pmd_load((const uint64_t *)at + k);
+	pmd_chunk_exit(c);
+	return true;
 }
 
 /*
@@ -316,7 +335,9 @@ static unsigned held_pipe(struct pmd_worker *w, struct pin_wpriv *p, struct pmd_
 	if (madvise(at, (size_t)got, MADV_DONTNEED)) {
 		int err = errno;
 
-		drain(w, p, (size_t)got);
+		/* it may have dropped some of the range before it failed: all stored back */
+		if (drain(w, p, (size_t)got))
+			store_back(c, p, at, 0, (size_t)got);
 		pin_error(w, err, "MADV_DONTNEED", c->index);
 		return 0;
 	}
@@ -334,8 +355,10 @@ static unsigned held_pipe(struct pmd_worker *w, struct pin_wpriv *p, struct pmd_
 		put = 0;
 	}
 	/* what the kernel did not take is stored by hand: the chunk's contents stay known */
-	if (put < got)
-		put_back(w, p, at, (size_t)put, (size_t)got);
+	if (put < got) {
+		pmd_count(w, M_SHORT, 1);
+		store_back(c, p, at, (size_t)put, (size_t)got);
+	}
 	pmd_count(w, M_WRITTEN, (uint64_t)put / PMD_PAGE_SIZE);
 	return pages;
 }
@@ -350,12 +373,12 @@ static unsigned held_pipe(struct pmd_worker *w, struct pin_wpriv *p, struct pmd_
 static unsigned held_direct(struct pmd_worker *w, struct pin_wpriv *p, struct pmd_chunk *c,
 			    char *at, unsigned lo, unsigned n)
 {
-	size_t len = (size_t)n * PMD_PAGE_SIZE, k;
+	size_t len = (size_t)n * PMD_PAGE_SIZE;
 	ssize_t put, got;
 	uint64_t t0;
 
-	for (k = 0; k < len / sizeof(uint64_t); k++)
-		p->buf[k] = pmd_load((uint64_t *)at + k);
+	if (!load_copy(c, p, at, len))
+		return 0;
 	t0 = pmd_now_ns();
 	put = pwrite(p->dfd, at, len, 0);
 	pmd_latency(w, L_DWRITE, pmd_now_ns() - t0);
@@ -364,9 +387,14 @@ static unsigned held_direct(struct pmd_worker *w, struct pin_wpriv *p, struct pm
 		return 0;
 	}
 	len = (size_t)put / PMD_PAGE_SIZE * PMD_PAGE_SIZE;
-	if (!len || madvise(at, len, MADV_DONTNEED)) {
-		if (len)
-			pin_error(w, errno, "MADV_DONTNEED", c->index);
+	if (!len)
+		return 0;
+	if (madvise(at, len, MADV_DONTNEED)) {
+		int err = errno;
+
+		/* it may have dropped some of the range before it failed: all stored back */
+		store_back(c, p, at, 0, len);
+		pin_error(w, err, "MADV_DONTNEED", c->index);
 		return 0;
 	}
 	pmd_chunk_log(c, t0, PMD_OP_PIN_DIRECT, w->id, lo | (unsigned)(len / PMD_PAGE_SIZE) << 9);
@@ -378,13 +406,15 @@ static unsigned held_direct(struct pmd_worker *w, struct pin_wpriv *p, struct pm
 		got = 0;
 	}
 	got = got / (ssize_t)PMD_PAGE_SIZE * (ssize_t)PMD_PAGE_SIZE;
-	if ((size_t)got < len)
-		put_back(w, p, at, (size_t)got, len);
+	if ((size_t)got < len) {
+		pmd_count(w, M_SHORT, 1);
+		store_back(c, p, at, (size_t)got, len);
+	}
 	pmd_count(w, M_DIRECT, (uint64_t)got / PMD_PAGE_SIZE);
 	return (unsigned)(len / PMD_PAGE_SIZE);
 }
 
-/* Held chunk @c (entered at @addr): then its pages must hold what they held. */
+/* Held chunk @c (at @addr, no section entered): then its pages must hold what they held. */
 static void pin_held(struct pmd_worker *w, struct pin_wpriv *p, struct pmd_chunk *c, char *addr)
 {
 	const struct pin_opts *o = w->si->opts;
@@ -400,9 +430,10 @@ static void pin_held(struct pmd_worker *w, struct pin_wpriv *p, struct pmd_chunk
 		direct = false;
 	}
 	pages = direct ? held_direct(w, p, c, at, lo, n) : held_pipe(w, p, c, at, lo, n);
-	if (pages && w->si->cfg->verify) {
+	if (pages && w->si->cfg->verify && (addr = pmd_chunk_enter(c))) {
 		pmd_verify_pages(w, c, addr, lo, lo + pages);
 		pmd_count(w, M_HELD_PAGES, pages);
+		pmd_chunk_exit(c);
 	}
 }
 
@@ -428,11 +459,10 @@ static void pin_once(struct pmd_worker *w, struct pin_wpriv *p)
 		pmd_count(w, M_NONE, 1);
 		return;
 	}
-	addr = pmd_chunk_enter(c);
-	if (addr) {
+	/* held: the system calls (O_DIRECT, pipes) outside any section */
+	addr = pmd_chunk_held_addr(c);
+	if (addr)
 		pin_held(w, p, c, addr);
-		pmd_chunk_exit(c);
-	}
 	pmd_chunk_release(c, PMD_CHUNK_IDLE);
 }
 
@@ -496,10 +526,12 @@ static int pin_setup(struct pmd_sinst *si)
 	if (!p)
 		return -ENOMEM;
 	si->priv = p;
+	/* all closed-looking first: teardown after a failure here must not close fd 0 */
+	for (i = 0; i < si->nworkers; i++)
+		p[i].rd = p[i].wr = p[i].dfd = -1;
 	for (i = 0; i < si->nworkers; i++) {
 		int fds[2], sz, fd;
 
-		p[i].rd = p[i].wr = p[i].dfd = -1;
 		if (pipe2(fds, O_CLOEXEC))
 			return -errno;
 		p[i].rd = fds[0];
