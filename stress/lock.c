@@ -68,6 +68,7 @@ enum {
 	M_ONFAULT,
 	M_PAGES,
 	M_NONE,
+	M_BUSY,
 	M_EAGAIN,
 	M_ENOMEM,
 	M_EINTR,
@@ -87,6 +88,8 @@ static const struct pmd_metric lock_metrics[] = {
 	[M_PAGES] = { "held_pages", PMD_METRIC_COUNT, "pages of held chunks checked after the pair",
 		      PMD_BETTER_NONE },
 	[M_NONE] = { "no_chunk", PMD_METRIC_COUNT, "pairs that found no chunk to take",
+		     PMD_BETTER_NONE },
+	[M_BUSY] = { "busy", PMD_METRIC_COUNT, "live chunks another lock worker had locked",
 		     PMD_BETTER_NONE },
 	[M_EAGAIN] = { "eagain", PMD_METRIC_COUNT, "EAGAIN: some pages could not be locked",
 		       PMD_BETTER_NONE },
@@ -134,31 +137,59 @@ static void lock_error(struct pmd_worker *w, int err, const char *call, unsigned
 }
 
 /*
- * One pair on @c, entered at @addr: lock, stay locked a moment, unlock. The
- * chunk's lock count is odd from before the lock until after the unlock.
+ * munlock @addr's chunk, again a few times if it fails: a chunk left locked
+ * makes zap's MADV_DONTNEED fail. It fails as the lock did where the chunk
+ * has a hole of split's (ENOMEM: both stop there, and the holes cannot
+ * change while the caller is inside the chunk). 0, or the last error.
+ */
+static int unlock_chunk(struct pmd_worker *w, char *addr, int lock_err)
+{
+	unsigned tries;
+	int err;
+
+	for (tries = 0;; tries++) {
+		uint64_t t0 = pmd_now_ns();
+
+		err = do_unlock(addr);
+		pmd_latency(w, L_UNLOCK, pmd_now_ns() - t0);
+		if (!err || (err == ENOMEM && lock_err == ENOMEM) || tries == 3)
+			return err;
+		pmd_sleep(w, 1000000ull << tries);
+	}
+}
+
+/*
+ * One pair on @c at @addr: lock, stay locked a moment, unlock. The chunk's
+ * lock count is odd from before the lock until after the unlock; if the
+ * unlock never succeeds it stays odd (the chunk is still locked: zap must
+ * not call its EINVAL the kernel's) and the run ends with the error.
  */
 static void lock_pair(struct pmd_worker *w, struct pmd_chunk *c, char *addr)
 {
 	const struct lock_opts *o = w->si->opts;
 	bool onfault = pmd_rand_below(w, 100) < o->onfault;
 	uint64_t hold = pmd_rand_below(w, o->hold_us + 1) * 1000, t0;
-	int err;
+	int err, lock_err;
 
 	__atomic_add_fetch(&c->locks, 1, __ATOMIC_SEQ_CST);
 	t0 = pmd_now_ns();
-	err = do_lock(addr, onfault);
+	lock_err = do_lock(addr, onfault);
 	pmd_latency(w, L_LOCK, pmd_now_ns() - t0);
 	pmd_count(w, M_OPS, 1);
 	if (onfault)
 		pmd_count(w, M_ONFAULT, 1);
-	if (err)
-		lock_error(w, err, onfault ? "mlock2(MLOCK_ONFAULT)" : "mlock", c->index);
+	if (lock_err)
+		lock_error(w, lock_err, onfault ? "mlock2(MLOCK_ONFAULT)" : "mlock", c->index);
 	/* a lock that failed may have locked part of the range: unlock it either way */
 	if (hold)
 		pmd_sleep(w, hold);
-	t0 = pmd_now_ns();
-	err = do_unlock(addr);
-	pmd_latency(w, L_UNLOCK, pmd_now_ns() - t0);
+	err = unlock_chunk(w, addr, lock_err);
+	if (err && !(err == ENOMEM && lock_err == ENOMEM)) {
+		pmd_count(w, M_EOTHER, 1);
+		pmd_worker_error(w, -err, "lock: munlock of chunk %u failed 4 times: it stays locked",
+				 c->index);
+		return;
+	}
 	__atomic_add_fetch(&c->locks, 1, __ATOMIC_SEQ_CST);
 	if (err)
 		lock_error(w, err, "munlock", c->index);
@@ -174,10 +205,19 @@ static void lock_once(struct pmd_worker *w)
 	struct pmd_chunk *c;
 	char *addr;
 
-	/* inside the round's bracket: it cannot close, its reset never meets a lock */
+	/*
+	 * Inside the round's bracket and section: it cannot close, its reset
+	 * never meets a lock, nobody moves its pages under the lock. One locker
+	 * at a time: munlock does not nest, and the lock count's parity is zap's.
+	 */
 	if (live && (c = pmd_arena_enter_live(a, start, &addr))) {
-		lock_pair(w, c, addr);
-		pmd_count(w, M_LIVE, 1);
+		if (pmd_chunk_flag_unless(c, PMD_CF_LOCKING, PMD_CF_LOCKING)) {
+			lock_pair(w, c, addr);
+			pmd_count(w, M_LIVE, 1);
+			pmd_chunk_flag_clear(c, PMD_CF_LOCKING);
+		} else {
+			pmd_count(w, M_BUSY, 1);
+		}
 		pmd_chunk_disturb_end(c);
 		pmd_chunk_exit(c);
 		return;
@@ -187,14 +227,15 @@ static void lock_once(struct pmd_worker *w)
 		pmd_count(w, M_NONE, 1);
 		return;
 	}
-	if ((addr = pmd_chunk_enter(c))) {
+	/* held: the pair outside any section (it sleeps), the check inside one */
+	if ((addr = pmd_chunk_held_addr(c))) {
 		lock_pair(w, c, addr);
 		pmd_count(w, M_HELD, 1);
-		if (w->si->cfg->verify) {
+		if (w->si->cfg->verify && (addr = pmd_chunk_enter(c))) {
 			pmd_verify_pages(w, c, addr, 0, PMD_CHUNK_PAGES);
 			pmd_count(w, M_PAGES, PMD_CHUNK_PAGES);
+			pmd_chunk_exit(c);
 		}
-		pmd_chunk_exit(c);
 	}
 	pmd_chunk_release(c, PMD_CHUNK_IDLE);
 }
