@@ -23,7 +23,8 @@
  * shared page is reported in the verifier's classes.
  *
  * ksmd runs only with /sys/kernel/mm/ksm/run at 1: as root, with --ksm-start
- * on, the partner sets it and pages_to_scan for the run (restored after);
+ * on, the partner sets it and pages_to_scan for the run (restored after;
+ * a ksmd already running keeps its pace);
  * elsewhere it runs only where ksmd already runs, and is skipped saying so.
  * ksmd merges every process's mergeable memory (QEMU's guests', say), so
  * the default race does not start it (race.ini: start = off).
@@ -55,7 +56,8 @@ static const struct pmd_option ksm_options[] = {
 	{ "rate", PMD_OPT_UINT, O(rate), "20", 0, 100000, NULL,
 	  "held-chunk checks per second, all workers together (0: as fast as possible)" },
 	{ "scan", PMD_OPT_UINT, O(scan), "1000", 0, 100000, NULL,
-	  "ksmd's pages_to_scan for the run, as root (0: leave it as it is)" },
+	  "ksmd's pages_to_scan for the run, where the run starts ksmd (0: leave it as it "
+	  "is)" },
 	{ "start", PMD_OPT_BOOL, O(start), "on", 0, 0, NULL,
 	  "start ksmd for the run where it is not running (root; restored after). It merges "
 	  "every process's mergeable memory, not only ours: the default race leaves it off" },
@@ -141,6 +143,7 @@ static void cow_check(struct pmd_worker *w, struct pmd_chunk *c, char *addr, uns
 	pmd_count(w, M_COW, 1);
 }
 
+/* Held chunk @c at @addr, no section entered: the system calls outside, the checks inside. */
 static void ksm_held(struct pmd_worker *w, struct ksm_priv *kp, struct pmd_chunk *c, char *addr)
 {
 	uint64_t pm[PMD_CHUNK_PAGES], pfn_a = 0;
@@ -154,9 +157,10 @@ static void ksm_held(struct pmd_worker *w, struct ksm_priv *kp, struct pmd_chunk
 			pmd_worker_error(w, -errno, "ksm: MADV_MERGEABLE of chunk %u", c->index);
 		return;
 	}
-	if (w->si->cfg->verify) {
+	if (w->si->cfg->verify && pmd_chunk_enter(c)) {
 		pmd_verify_pages(w, c, addr, 0, PMD_CHUNK_PAGES);
 		pmd_count(w, M_PAGES, PMD_CHUNK_PAGES);
+		pmd_chunk_exit(c);
 	}
 	if (pread(kp->pagemap, pm, sizeof(pm), off) != (ssize_t)sizeof(pm))
 		return;
@@ -176,8 +180,10 @@ static void ksm_held(struct pmd_worker *w, struct ksm_priv *kp, struct pmd_chunk
 		}
 	}
 	pmd_count(w, M_SHARED, shared);
-	if (b < PMD_CHUNK_PAGES && w->si->cfg->verify)
+	if (b < PMD_CHUNK_PAGES && w->si->cfg->verify && pmd_chunk_enter(c)) {
 		cow_check(w, c, addr, a, b);
+		pmd_chunk_exit(c);
+	}
 }
 
 static int ksm_run(struct pmd_worker *w)
@@ -198,10 +204,8 @@ static int ksm_run(struct pmd_worker *w)
 		} else {
 			uint64_t t0 = pmd_now_ns();
 
-			if ((addr = pmd_chunk_enter(c))) {
+			if ((addr = pmd_chunk_held_addr(c)))
 				ksm_held(w, kp, c, addr);
-				pmd_chunk_exit(c);
-			}
 			pmd_chunk_release(c, PMD_CHUNK_IDLE);
 			pmd_count(w, M_OPS, 1);
 			pmd_latency(w, L_CHECK, pmd_now_ns() - t0);
@@ -266,12 +270,12 @@ static int ksm_setup(struct pmd_sinst *si)
 		return -errno;
 	if (madvise(a->base, a->size, MADV_MERGEABLE))
 		return -errno;
-	if (read_knob("run") != 1) {
-		err = pmd_restore_write(KSM_DIR "run", "1");
-		if (err)
-			return err;
-	}
-	if (o->scan && geteuid() == 0) {
+	if (read_knob("run") == 1)
+		return 0; /* ksmd is someone else's: its pace stays theirs */
+	err = pmd_restore_write(KSM_DIR "run", "1");
+	if (err)
+		return err;
+	if (o->scan) {
 		snprintf(v, sizeof(v), "%llu", (unsigned long long)o->scan);
 		err = pmd_restore_write(KSM_DIR "pages_to_scan", v);
 		if (err)
