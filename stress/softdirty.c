@@ -405,8 +405,12 @@ static int softdirty_run(struct pmd_worker *w)
 		rc = clear_once(w, sp, sw);
 		pthread_mutex_unlock(&sp->lock);
 		if (rc) {
-			pmd_worker_error(w, rc, "softdirty: writing %s to /proc/self/clear_refs",
-					 sp->what);
+			if (sp->uffd >= 0)
+				pmd_worker_error(w, rc, "softdirty: PAGEMAP_SCAN write-protecting "
+						 "the arena");
+			else
+				pmd_worker_error(w, rc, "softdirty: writing %s to "
+						 "/proc/self/clear_refs", sp->what);
 			rc = -ECANCELED; /* said */
 			break;
 		}
