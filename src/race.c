@@ -98,8 +98,31 @@ static const char *field(const char *line, const char *name)
 /*
  * "  pmd/fault/0-1234   [001] .....   157.167049: mm_page_alloc: page=...
  * pfn=0x... order=9 migratetype=1 gfp_flags=GFP_TRANSHUGE..." (task name,
- * thread id, CPU, flags, seconds.microseconds, event, fields).
+ * thread id, CPU, flags, seconds.microseconds, event, fields); with the
+ * record-tgid option "pmd/fault/0-1234 (   1200) [001] ..." (thread group).
  */
+/* N of the task name "pmd/fault/N" that ends at @end (the '-' before the tid), else -1. */
+static int fault_worker(const char *line, const char *end)
+{
+	static const char name[] = "pmd/fault/";
+	const char *p = line;
+	int n = 0;
+
+	while (p < end && *p == ' ')
+		p++;
+	if ((size_t)(end - p) <= sizeof(name) - 1 || strncmp(p, name, sizeof(name) - 1))
+		return -1;
+	for (p += sizeof(name) - 1; p < end; p++) {
+		if (*p < '0' || *p > '9' || n > 100000)
+			return -1;
+		n = n * 10 + (*p - '0');
+	}
+	return n;
+}
+
+/* What the storm writes to its instance's trace_marker (by_name: see race_tracer) */
+#define SELF_MARK "pmdstress-storm"
+
 bool pmd_race_parse_line(const char *line, struct pmd_race_ev *ev)
 {
 	const char *br = strstr(line, "] "), *q, *o, *mt;
@@ -107,11 +130,24 @@ bool pmd_race_parse_line(const char *line, struct pmd_race_ev *ev)
 	bool alloc;
 
 	memset(ev, 0, sizeof(*ev));
+	ev->worker = -1;
 	if (line[0] == '#' || !br || !(q = strstr(line, " [")))
 		return false;
 	/* the thread id: the digits before " [", after the last '-' of "comm-tid" */
 	while (q > line && q[-1] == ' ')
 		q--;
+	if (q > line && q[-1] == ')') {
+		/* "(  tgid)" first; "(-------)" where the kernel did not record it */
+		const char *open = q - 1;
+
+		while (open > line && open[-1] != '(')
+			open--;
+		if (open == line)
+			return false;
+		ev->tgid = atoi(open + strspn(open, " "));
+		for (q = open - 1; q > line && q[-1] == ' '; q--)
+			;
+	}
 	{
 		const char *d = q;
 
@@ -120,6 +156,7 @@ bool pmd_race_parse_line(const char *line, struct pmd_race_ev *ev)
 		if (d == q || d == line || d[-1] != '-')
 			return false;
 		ev->tid = atoi(d);
+		ev->worker = fault_worker(line, d - 1);
 	}
 	/* after the CPU: flags (may be absent), then "SEC.USEC:" */
 	for (q = br + 2; *q; q++) {
@@ -129,6 +166,10 @@ bool pmd_race_parse_line(const char *line, struct pmd_race_ev *ev)
 	if (!*q)
 		return false;
 	ev->ts = (uint64_t)sec * 1000000000ull + (uint64_t)usec * 1000ull;
+	if (strstr(q, " tracing_mark_write: " SELF_MARK)) {
+		ev->kind = PMD_EV_SELF;
+		return true;
+	}
 	/* kprobe events of ours (pmd_thp_path, pmd_pte_path: see trace_start) */
 	if (strstr(q, " pmd_thp_path: ")) {
 		ev->kind = PMD_EV_KP_THP;
@@ -240,6 +281,21 @@ struct race_tracer {
 	char part[512]; /* a line cut by the end of a read */
 	size_t npart;
 	uint64_t lost_until; /* the trace lost events before this time */
+	uint64_t nseen;	     /* events of the racers taken in all */
+	/*
+	 * In a pid namespace of its own (a container, tools/fresh-debian) the
+	 * events carry the host's thread ids, which mean nothing here: the
+	 * racers are filtered by task name ("pmd/fault/N"), the lines show
+	 * thread groups (record-tgid), the storm learns its own from a mark it
+	 * writes (host_tgid), and an event of its group is taken for fault
+	 * worker N's. host_tid[N] is the first thread id seen for that name;
+	 * another one for it would make the trace untrustworthy (clash).
+	 */
+	bool by_name;
+	bool clash;
+	int host_tgid;
+	unsigned nfault;
+	int *local_tid, *host_tid;
 };
 
 void pmd_race_mechanisms(struct pmd_run *run, unsigned mech, const char *why)
@@ -403,6 +459,8 @@ static void tracer_free(struct race_tracer *tr)
 	pthread_mutex_destroy(&tr->lock);
 	free(tr->rec);
 	free(tr->ev);
+	free(tr->local_tid);
+	free(tr->host_tid);
 	free(tr);
 }
 
@@ -516,15 +574,20 @@ bool pmd_race_pid_filter(int *tid, size_t n, char *buf, size_t len)
  * TCG guest once took an int3 oops in ttwu_do_activate doing it). Only a
  * filter too long for the kernel (a page) falls back to set_event_pid.
  */
-static bool racer_tids(struct pmd_run *run, char *filter, size_t flen, char *list, size_t llen)
+static bool racer_tids(struct pmd_run *run, struct race_tracer *tr, char *filter, size_t flen,
+		       char *list, size_t llen)
 {
 	uint64_t end = pmd_now_ns() + 2000000000ull;
 	size_t n = 0, l = 0, i;
 	int *tid = calloc(run->nworkers ? run->nworkers : 1, sizeof(*tid));
 
 	filter[0] = list[0] = '\0';
-	if (!tid)
+	tr->local_tid = calloc(run->nworkers ? run->nworkers : 1, sizeof(*tr->local_tid));
+	tr->host_tid = calloc(run->nworkers ? run->nworkers : 1, sizeof(*tr->host_tid));
+	if (!tid || !tr->local_tid || !tr->host_tid) {
+		free(tid);
 		return false;
+	}
 	for (i = 0; i < run->nworkers; i++) {
 		struct pmd_worker *w = &run->workers[i];
 
@@ -535,10 +598,18 @@ static bool racer_tids(struct pmd_run *run, char *filter, size_t flen, char *lis
 			usleep(1000);
 		if (w->tid)
 			tid[n++] = w->tid;
+		if (w->index < run->nworkers) {
+			tr->local_tid[w->index] = w->tid;
+			if (w->index >= tr->nfault)
+				tr->nfault = w->index + 1;
+		}
 	}
 	for (i = 0; i < n && l + 16 < llen; i++)
 		l += (size_t)snprintf(list + l, llen - l, "%s%d", l ? " " : "", tid[i]);
-	pmd_race_pid_filter(tid, n, filter, flen);
+	if (tr->by_name)
+		snprintf(filter, flen, "comm ~ \"pmd/fault/*\"");
+	else
+		pmd_race_pid_filter(tid, n, filter, flen);
 	free(tid);
 	return n > 0;
 }
@@ -591,7 +662,9 @@ void pmd_race_trace_start(struct pmd_run *run)
 		snprintf(r->trace_why, sizeof(r->trace_why), "no 'mono' trace clock");
 		goto fail;
 	}
-	if (!racer_tids(run, who, sizeof(who), pids, sizeof(pids))) {
+	/* the init pid namespace's /proc/self/ns/pid inode (PROC_PID_INIT_INO); 0: unknown */
+	tr->by_name = pid_ns() && pid_ns() != 0xeffffffcul;
+	if (!racer_tids(run, tr, who, sizeof(who), pids, sizeof(pids))) {
 		snprintf(r->trace_why, sizeof(r->trace_why), "no fault worker to trace");
 		goto fail;
 	}
@@ -612,6 +685,7 @@ void pmd_race_trace_start(struct pmd_run *run)
 	    (err = put(tr, "events/kmem/mm_page_alloc/filter", alloc)) ||
 	    (err = put(tr, "events/kmem/mm_page_free/filter", free_)) ||
 	    (!who[0] && (err = put(tr, "set_event_pid", pids))) ||
+	    (tr->by_name && (err = put(tr, "options/record-tgid", "1"))) ||
 	    (err = put(tr, "events/kmem/mm_page_alloc/enable", "1")) ||
 	    (err = put(tr, "events/kmem/mm_page_free/enable", "1"))) {
 		snprintf(r->trace_why, sizeof(r->trace_why), "setting up the tracefs instance: %s",
@@ -637,10 +711,17 @@ void pmd_race_trace_start(struct pmd_run *run)
 			 strerror(errno));
 		goto fail;
 	}
+	/* before any round: the mark's line, with the storm's thread group, comes first */
+	if (tr->by_name && (err = put(tr, "trace_marker", SELF_MARK))) {
+		snprintf(r->trace_why, sizeof(r->trace_why), "writing the instance's trace_marker: %s",
+			 strerror(-err));
+		goto fail;
+	}
 	tr->started = pmd_now_ns();
 	/* release: a worker that sees the tracer sees it set up */
 	__atomic_store_n(&r->tr, tr, __ATOMIC_RELEASE);
 	r->tracing = true;
+	r->trace_by_name = tr->by_name;
 	return;
 fail:
 	tracer_free(tr);
@@ -658,6 +739,7 @@ static void add_event(struct race_tracer *tr, const struct pmd_race_ev *ev)
 		tr->capev = cap;
 	}
 	tr->ev[tr->nev++] = *ev;
+	tr->nseen++;
 }
 
 static void take_line(struct race_tracer *tr, const char *line, uint64_t now)
@@ -669,8 +751,23 @@ static void take_line(struct race_tracer *tr, const char *line, uint64_t now)
 		tr->lost_until = now;
 		return;
 	}
-	if (pmd_race_parse_line(line, &ev))
-		add_event(tr, &ev);
+	if (!pmd_race_parse_line(line, &ev))
+		return;
+	if (ev.kind == PMD_EV_SELF) {
+		if (tr->by_name && !tr->host_tgid)
+			tr->host_tgid = ev.tgid;
+		return;
+	}
+	if (tr->by_name) {
+		if (!tr->host_tgid || ev.tgid != tr->host_tgid || ev.worker < 0 || (unsigned)ev.worker >= tr->nfault)
+			return;
+		if (!tr->host_tid[ev.worker])
+			tr->host_tid[ev.worker] = ev.tid;
+		else if (tr->host_tid[ev.worker] != ev.tid)
+			tr->clash = true;
+		ev.tid = tr->local_tid[ev.worker];
+	}
+	add_event(tr, &ev);
 }
 
 /* Read what the trace holds; lines cut by a read are kept for the next. */
@@ -821,10 +918,37 @@ uint64_t pmd_race_trace_poll(struct pmd_run *run)
 	return pmd_now_ns() + POLL_NS;
 }
 
+/*
+ * The trace cannot be believed (@why): none of its figures stands, the
+ * seed race is counted by inference, and the report says why not traced.
+ */
+static void trace_void(struct pmd_race *r, const char *why)
+{
+	r->traced_rounds = r->traced_seed = r->traced_thp_only = r->traced_pte_only = 0;
+	r->traced_mixed_racer = r->agree = r->inferred_only = r->traced_only = r->trace_lost = 0;
+	r->kprobes = false;
+	r->kp_seed = r->kp_agree = r->kp_only = r->ev_only = 0;
+	r->tracing = false;
+	snprintf(r->trace_why, sizeof(r->trace_why), "%s", why);
+}
+
+const char *pmd_race_trace_void_why(uint64_t traced, uint64_t seen, bool by_name, bool clash)
+{
+	if (clash)
+		return "the racers were traced by task name (a pid namespace of its own) and two "
+		       "threads of the run had one name";
+	if (seen || traced < 100)
+		return NULL;
+	return by_name ? "the trace saw no event of the racers, traced by task name (a pid "
+			 "namespace of its own)"
+		       : "the trace saw no event of the racers' thread ids";
+}
+
 void pmd_race_trace_stop(struct pmd_run *run)
 {
 	struct race_tracer *tr = run->race.tr;
 	uint64_t now = pmd_now_ns();
+	const char *why;
 
 	if (!tr)
 		return;
@@ -833,6 +957,9 @@ void pmd_race_trace_stop(struct pmd_run *run)
 	read_pipe(tr, now);
 	match(&run->race, tr, UINT64_MAX);
 	run->race.tr = NULL;
+	why = pmd_race_trace_void_why(run->race.traced_rounds, tr->nseen, tr->by_name, tr->clash);
+	if (why)
+		trace_void(&run->race, why);
 	tracer_free(tr);
 }
 
@@ -893,6 +1020,12 @@ struct json_t *pmd_race_json(const struct pmd_run *run, double secs)
 						"open: __pte_alloc, the PTE path) and mm_page_free "
 						"(order 9) of the racers' threads in their first "
 						"stores"));
+		json_object_set_new(t, "racers_by",
+				    json_string(r->trace_by_name
+							? "task name, in the run's thread group (a "
+							  "pid namespace of its own: the events' "
+							  "thread ids are the host's)"
+							: "thread id"));
 		json_object_set_new(t, "rounds", json_integer((json_int_t)r->traced_rounds));
 		json_object_set_new(t, "seed_race", json_integer((json_int_t)r->traced_seed));
 		json_object_set_new(t, "thp_only", json_integer((json_int_t)r->traced_thp_only));

@@ -37,11 +37,15 @@ enum pmd_race_ev_kind {
 	/* kprobe events where the kernel has them: the paths' entry points themselves */
 	PMD_EV_KP_THP, /* do_huge_pmd_anonymous_page() */
 	PMD_EV_KP_PTE, /* __pte_alloc() */
+	/* the storm's own mark in its instance (trace_marker): its thread group's id */
+	PMD_EV_SELF,
 };
 struct pmd_race_ev {
 	uint64_t ts; /* CLOCK_MONOTONIC ns (trace_clock mono, microsecond text) */
 	int tid;
-	int kind; /* enum pmd_race_ev_kind; 0: not one of ours */
+	int kind;   /* enum pmd_race_ev_kind; 0: not one of ours */
+	int worker; /* N of a thread named "pmd/fault/N" (src/run.c), else -1 */
+	int tgid;   /* its thread group, where the line shows it (record-tgid), else 0 */
 };
 
 struct pmd_race {
@@ -59,6 +63,7 @@ struct pmd_race {
 	bool mech_set;
 	char mech_why[160];
 	bool tracing;	     /* the trace is on for this run */
+	bool trace_by_name;  /* racers traced by task name and thread group (pid namespace) */
 	char trace_why[200]; /* why not, when it is off */
 	struct race_tracer *tr;
 };
@@ -71,6 +76,13 @@ struct pmd_race {
  * not fit in @len.
  */
 bool pmd_race_pid_filter(int *tid, size_t n, char *buf, size_t len);
+/*
+ * Why a trace that judged @traced rounds cannot be believed, or NULL: it
+ * took no event of the racers at all (@seen 0) over 100 rounds or more (a
+ * filter on ids that are not theirs: blind, not a kernel without races),
+ * or two threads of one name met in a trace by name (@clash).
+ */
+const char *pmd_race_trace_void_why(uint64_t traced, uint64_t seen, bool by_name, bool clash);
 enum pmd_race_inference pmd_race_infer(const struct pmd_race_round *rr);
 /* Parse a line of a tracefs trace; false if it is not a line of ours. */
 bool pmd_race_parse_line(const char *line, struct pmd_race_ev *ev);

@@ -68,6 +68,55 @@ static void test_parse(void)
 	      "comm with dashes");
 }
 
+/* In a pid namespace of its own: lines with thread groups (record-tgid), and the storm's mark. */
+static void test_parse_by_name(void)
+{
+	struct pmd_race_ev ev;
+
+	CHECK(pmd_race_parse_line("     pmd/fault/12-4101  (   4090) [001] .....  3274.349769: "
+				  "mm_page_alloc: page=0 pfn=0x161200 order=9 migratetype=1 "
+				  "gfp_flags=GFP_TRANSHUGE",
+				  &ev),
+	      "a line with a thread group parses");
+	CHECK(ev.tid == 4101 && ev.tgid == 4090 && ev.worker == 12 && ev.kind == PMD_EV_HUGE_ALLOC,
+	      "its thread, group, fault worker index and kind");
+	CHECK(pmd_race_parse_line("  pmd/storm-4090 (   4090) [000] ...1.   12.000001: "
+				  "tracing_mark_write: pmdstress-storm",
+				  &ev) &&
+		      ev.kind == PMD_EV_SELF && ev.tgid == 4090 && ev.worker == -1,
+	      "the storm's mark: its thread group");
+	CHECK(pmd_race_parse_line("  pmd/fault/3-77 (-------) [000] .....  12.000001: mm_page_free: "
+				  "page=0 pfn=0x1 order=9",
+				  &ev) &&
+		      ev.tgid == 0 && ev.tid == 77 && ev.worker == 3,
+	      "a group the kernel did not record: 0");
+	CHECK(!pmd_race_parse_line("  pmd/fault/3-77 -------) [000] .....  12.000001: "
+				   "mm_page_free: page=0 pfn=0x1 order=9",
+				   &ev),
+	      "an unopened group: not a line of ours");
+	CHECK(pmd_race_parse_line("  pmd/fault/x-77 [000] .....  12.000001: mm_page_free: page=0 "
+				  "pfn=0x1 order=9",
+				  &ev) &&
+		      ev.worker == -1,
+	      "pmd/fault/ without a number: no worker");
+	CHECK(pmd_race_parse_line("  pmd/zap/2-78 [000] .....  12.000001: mm_page_free: page=0 "
+				  "pfn=0x1 order=9",
+				  &ev) &&
+		      ev.worker == -1 && ev.tgid == 0,
+	      "another stressor's thread: no fault worker");
+}
+
+/* A trace that saw none of the racers over many rounds is blind, not a kernel without races. */
+static void test_void(void)
+{
+	CHECK(pmd_race_trace_void_why(5000, 0, false, false) != NULL, "no event in 5000 rounds");
+	CHECK(strstr(pmd_race_trace_void_why(5000, 0, true, false), "task name") != NULL,
+	      "by name: said so");
+	CHECK(pmd_race_trace_void_why(99, 0, false, false) == NULL, "too few rounds to tell");
+	CHECK(pmd_race_trace_void_why(5000, 1, false, false) == NULL, "an event: believed");
+	CHECK(pmd_race_trace_void_why(5000, 9000, true, true) != NULL, "two threads of one name");
+}
+
 static void test_classify(void)
 {
 	struct pmd_race_ev ev[16];
@@ -174,6 +223,8 @@ int main(void)
 {
 	test_pid_filter();
 	test_parse();
+	test_parse_by_name();
+	test_void();
 	test_classify();
 	test_infer();
 	return check_done();
