@@ -494,6 +494,10 @@ json_t *pmd_report_json_doc(const struct pmd_run *run, int argc, char **argv)
 	json_object_set_new(doc, "started", json_string(when));
 	json_object_set_new(doc, "duration_s", json_real(secs));
 	json_object_set_new(doc, "stop_reason", json_string(run->stop_reason));
+	/* test only: whether --inject's corruption was made (a run may end before its chance) */
+	if (run->cfg->inject[0])
+		json_object_set_new(doc, "injected",
+				    json_boolean(__atomic_load_n(&run->inject_done, __ATOMIC_ACQUIRE)));
 	json_object_set_new(doc, "threads", json_integer(run->nworkers));
 	{
 		json_t *up = json_object();

@@ -493,6 +493,7 @@ static void take_run(struct pmd_storm_view *s, const struct pmd_run *r, bool fin
 	memcpy(run->stop_reason, r->stop_reason, sizeof(run->stop_reason));
 	TERMINATE(run->stop_reason);
 	run->aborting = r->aborting;
+	run->inject_done = r->inject_done ? 1 : 0;
 	memcpy(run->abort_reason, r->abort_reason, sizeof(run->abort_reason));
 	TERMINATE(run->abort_reason);
 	take_counts(run, r->ev_count, r->class_count, r->ev_posted, r->dropped, r->resource_errors);

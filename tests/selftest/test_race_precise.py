@@ -55,9 +55,14 @@ def round_ops(ev):
 
 def one_lost_write(r, what):
     d = r.doc or {"events": {"by_class": {}, "total": -1, "kept": []}}
+    if r.rc == 0 and d.get("injected") is False and d["events"]["total"] == 0:
+        # a loaded machine's slow rounds: no round gave the injection a slot that had to hold
+        print(f"# {what}: clean, the injection never made (no chance in the run): next seed")
+        return None
     ok = check(r.rc == 1 and d["events"]["total"] == 1 and
-               d["events"]["by_class"].get("LOST_WRITE") == 1,
-               f"{what}: exit 1, exactly one LOST_WRITE ({d['events']['by_class']})\n{r.show()}")
+               d["events"]["by_class"].get("LOST_WRITE") == 1 and d.get("injected") is True,
+               f"{what}: exit 1, the injection made, exactly one LOST_WRITE "
+               f"({d.get('injected')}, {d['events']['by_class']})\n{r.show()}")
     ev = [e for e in r.events() if e.get("class") == "LOST_WRITE"]
     if not ok or not ev:
         return None
