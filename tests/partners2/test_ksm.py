@@ -7,14 +7,16 @@ As root with ksmd started for the run (--ksm-start on): it runs clean, ksmd
 merged pages of the process (ksm_stat's ksm_merging_pages), held chunks were
 verified whole, shared zero pages were found and a store to one left its
 twin zero (cow_checks); ksmd's run and pages_to_scan are back to what they
-were. --ksm-start off where ksmd does not run: skipped with the reason,
-exit 125 when named; the default race then leaves it out and exits 0. As
-nobody, where ksmd does not run: skipped, only root may start it. Skips
-(77) without THP or KSM."""
+were; during the run pages_to_scan is --ksm-scan's where the run started
+ksmd and left as it was where ksmd already ran. --ksm-start off where ksmd
+does not run: skipped with the reason, exit 125 when named; the default
+race then leaves it out and exits 0. As nobody, where ksmd does not run:
+skipped, only root may start it. Skips (77) without THP or KSM."""
 import os
 import shutil
 import subprocess
 import sys
+import time
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
 from pmdtest import (NOBODY, PMDSTRESS, check, done, is_root, reachable, run, skip,  # noqa: E402
                      thp_available)
@@ -48,6 +50,35 @@ if is_root():
           f"shared zero pages found, a store to one left its twin zero {n}")
     check(n["other_errors"] == 0, f"no error {n}")
     check(knobs() == before, f"ksmd's run and pages_to_scan restored: {knobs()} (before {before})")
+
+    def knobs_during(extra):
+        """ksmd's knobs 2 s into a run, and the run's exit status."""
+        p = subprocess.Popen([PMDSTRESS] + BASE + extra, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True)
+        time.sleep(2)
+        during = knobs()
+        _, err = p.communicate(timeout=120)
+        return during, p.returncode, err.strip()[-300:]
+
+    # the pace: set where the run starts ksmd, someone else's where ksmd already runs
+    if before["run"] != "1":
+        during, rc, err = knobs_during(["--ksm-start", "on", "--ksm-scan", "777"])
+        check(rc == 0 and during == {"run": "1", "pages_to_scan": "777"},
+              f"ksmd started for the run at --ksm-scan's pace: {during}, exit {rc} {err}")
+    try:
+        with open(KSM + "pages_to_scan", "w") as f:
+            f.write("37")
+        with open(KSM + "run", "w") as f:
+            f.write("1")
+        during, rc, err = knobs_during(["--ksm-scan", "777"])
+        check(rc == 0 and during["pages_to_scan"] == "37",
+              f"ksmd already running: its pages_to_scan left as it was (37): {during}, "
+              f"exit {rc} {err}")
+    finally:
+        with open(KSM + "run", "w") as f:
+            f.write(before["run"])
+        with open(KSM + "pages_to_scan", "w") as f:
+            f.write(before["pages_to_scan"])
 else:
     skip("not root: ksmd cannot be started for the run")
 
