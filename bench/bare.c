@@ -35,7 +35,7 @@
  * BARE_DONTFORK_MAPS=N gives fork and exec, before the loop, N more
  * mappings of two pages each, one page touched, MADV_DONTFORK, apart from
  * each other: what each mapping the child does not get still costs a fork
- * (src/pool.c says why pmdstress keeps its own memory in few mappings;
+ * (src/run/pool.c says why pmdstress keeps its own memory in few mappings;
  * bench/run.py does not set it).
  */
 #define _GNU_SOURCE
@@ -125,7 +125,7 @@ static char more_bss[8 << 10];
  * pmdstress's mappings beside the arena and the bare loop's, during the aim9
  * fork row: a thread was made and joined on a stack it then unmapped (the
  * start-up signal watcher: glibc counts the process multi-threaded from then
- * on), the pool of its own memory (src/pool.c: 64 MiB, MADV_DONTFORK and
+ * on), the pool of its own memory (src/run/pool.c: 64 MiB, MADV_DONTFORK and
  * MADV_NOHUGEPAGE, the worker stats and the fork lock resident, 72 KiB; the
  * alternate signal stack lies in it too, behind a guard region, where the
  * kernel has them: 6.13); and more resident pages in the mappings fork
@@ -405,7 +405,7 @@ static int fork_mode(size_t mb, double secs, int thp, int do_exec, const char *p
 struct race {
 	char *chunk;
 	int racers, thp, pagemap;
-	uint32_t arrived, gen, sleepers; /* the barrier, as src/gate.c */
+	uint32_t arrived, gen, sleepers; /* the barrier, as src/run/gate.c */
 	volatile int stop;
 	int quit; /* the stop as the last arriver saw it: every racer leaves at the same barrier */
 	unsigned long rounds, collided, bad;

@@ -64,7 +64,7 @@ BUILD = os.environ.get("PMD_BUILD_DIR", os.path.join(TOP, "build"))
 PMD = os.environ.get("PMDSTRESS", os.path.join(BUILD, "pmdstress"))
 TMP = None  # the run's scratch folder, made once the arguments are good (main)
 # The threads asleep beside the worker of a default (threaded) fork or exec
-# run: the main thread, which also reads the kernel log (src/monitor.c).
+# run: the main thread, which also reads the kernel log (src/kernel/monitor.c).
 # The threaded rows' bare loop has as many (tests/bench checks both counts).
 THREADED_IDLE = 1
 

@@ -690,7 +690,7 @@ static void child_note_live(void *ctx, const struct pmd_fork_live_finding *f)
 /*
  * Test only (--fork-child-fault): a fault the kernel raises on a frozen
  * chunk in the child, as a broken fork would. Only the child's mapping of the
- * page changes; the SIGSEGV kills it (src/fatal.c lets a child of the run
+ * page changes; the SIGSEGV kills it (src/run/fatal.c lets a child of the run
  * die) and the parent reports where, from at_frozen and at_page.
  */
 static void child_fault(const struct fork_worker *fw, struct child_result *r)
@@ -716,7 +716,7 @@ static void child_wait_parent(struct child_result *r)
 
 /*
  * The run's alternate signal stacks are not copied into a child
- * (MADV_DONTFORK, src/fatal.c): a fatal signal here would find no stack to
+ * (MADV_DONTFORK, src/run/fatal.c): a fatal signal here would find no stack to
  * run its handler on, and the kernel would kill the child with SIGSEGV,
  * whatever the signal was. Off, the handler runs on this thread's stack.
  */
@@ -1310,7 +1310,7 @@ static int fork_once(struct pmd_worker *w, struct fork_priv *fp, struct fork_wor
 		 * bare loop's, whose child also only exits (bench/run.py forkexec).
 		 */
 		if (quick) {
-			pmd_pool_forget(); /* a syscall on nothing; src/pool.c says why */
+			pmd_pool_forget(); /* a syscall on nothing; src/run/pool.c says why */
 			_exit(0);
 		}
 		pmd_fork_child_init(fp->self);

@@ -15,7 +15,7 @@
  *
  * Every file is saved before its first write and written back at the end
  * of the run, on SIGINT/SIGTERM, on the second-signal exit, at exit() and
- * after a crash (src/restore.c, src/fatal.c). One such run at a time: a
+ * after a crash (src/kernel/restore.c, src/run/fatal.c). One such run at a time: a
  * second one would save the first one's churn as "the settings before", so
  * it is skipped. The values written are the ones each file lists itself
  * ("always [madvise] never"), so only what this kernel offers is ever

@@ -201,7 +201,7 @@ struct pmd_arena {
 	unsigned nspare;
 	uint64_t spare_used; /* atomic bitmap of spare slots in use */
 	bool shared;
-	bool reads_allocate; /* a read fault allocates a page here: no zero page (src/zeropage.c) */
+	bool reads_allocate; /* a read fault allocates a page here: no zero page (src/mem/zeropage.c) */
 	enum pmd_thp_mode thp;
 	uint64_t tag_key; /* from the seed: stamps of another run never verify */
 	struct pmd_mempolicy mpol;

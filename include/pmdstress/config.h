@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The effective configuration of a run, immutable once parsed. Global fields
- * are described by the option table in src/config.c; each stressor's private
+ * are described by the option table in src/cli/config.c; each stressor's private
  * options live in the block its own table describes (struct pmd_scfg.opts).
  */
 #ifndef PMDSTRESS_CONFIG_H
@@ -68,7 +68,7 @@ struct pmd_config {
 	char config[PMD_OPT_STRLEN];
 	char inject[PMD_OPT_STRLEN]; /* hidden, test-only corruption */
 	uint64_t stack_size;	     /* hidden: worker stack bytes */
-	char cpu_nodes[PMD_OPT_STRLEN];	 /* "", "spread" or a node list (src/numa.c) */
+	char cpu_nodes[PMD_OPT_STRLEN];	 /* "", "spread" or a node list (src/kernel/numa.c) */
 	char mem_policy[PMD_OPT_STRLEN]; /* the arena's: default, local, bind:N, ... */
 	unsigned numa_balancing;	 /* enum pmd_numa_balancing: keep, on, off */
 	uint64_t memcg_headroom;	 /* bytes above usage the run's memcg allows; 0: off */

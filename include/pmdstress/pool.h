@@ -5,7 +5,7 @@
  * stressor's state its fork or exec children never touch (stress/fork.c's
  * fork lock). It lies in a few large
  * mappings that are never unmapped, so that the number of mappings, which
- * every fork of the fork and exec stressors pays for (src/pool.c says how
+ * every fork of the fork and exec stressors pays for (src/run/pool.c says how
  * much), stays small and the same from round to round.
  */
 #ifndef PMDSTRESS_POOL_H

@@ -145,7 +145,7 @@ static inline uint64_t pmd_coarse_ns(void)
 
 /*
  * A gap this long, or this long since run_delay was last read, takes the
- * slow path (src/monitor.c): the run-queue wait is read, so that a worker
+ * slow path (src/kernel/monitor.c): the run-queue wait is read, so that a worker
  * that only waited for a CPU (a loaded machine, more threads than CPUs) is
  * not taken for one that stalled.
  */
@@ -167,7 +167,7 @@ static inline void pmd_beat_gap(struct pmd_wstats *s, uint64_t now)
 
 /*
  * The engine's waits for other workers (a round's gate, an RCU grace
- * period: src/gate.c, src/arena.c) bracket themselves with these: such a
+ * period: src/run/gate.c, src/mem/arena.c) bracket themselves with these: such a
  * wait is not this worker's stall but the slowest one's, whose own clock
  * shows it. A worker that waits for peers starved of a CPU on a loaded
  * machine (64 threads on 2 CPUs) is not taken for a stalled one. They act
@@ -282,7 +282,7 @@ bool pmd_aborting(const struct pmd_worker *w);
 void pmd_child_stuck(struct pmd_worker *w, pid_t pid, const char *what);
 
 /*
- * Kernel settings a stressor changes (THP sysfs knobs; src/restore.c).
+ * Kernel settings a stressor changes (THP sysfs knobs; src/kernel/restore.c).
  * save() remembers what @path holds now, once, before its first write
  * ("always [madvise] never" is remembered as "madvise"); the engine writes
  * it back at the end of the run, on SIGINT/SIGTERM, on the second-signal
@@ -295,7 +295,7 @@ int pmd_restore_save(const char *path);
 int pmd_restore_write(const char *path, const char *value);
 
 /*
- * --memcg-headroom (src/memcg.c): set the run's memory-cgroup limit to its
+ * --memcg-headroom (src/kernel/memcg.c): set the run's memory-cgroup limit to its
  * usage now plus the headroom. A stressor that resets its chunks calls it
  * when nothing of its own is in flight (the fault storm: after a round's
  * zaps), so what the next round may charge is the headroom, no more and no
@@ -327,7 +327,7 @@ void pmd_memcg_charge_end(struct pmd_run *run);
  * A fork child leaves the seed way's cgroup for the one the run came from,
  * so that its copy-on-write faults (a frozen chunk rewritten: megabytes)
  * are never charged inside a seed round's window. The run's state is no
- * child's (src/pool.c): the parent opens the way out before fork() (-1 when
+ * child's (src/run/pool.c): the parent opens the way out before fork() (-1 when
  * the seed way is off), the child takes it (async-signal-safe), the parent
  * closes its copy.
  */
@@ -353,7 +353,7 @@ struct pmd_verify_tally {
 /*
  * pmd_verify_pages() of the whole chunk, adding to @t (may be NULL) what it
  * found in raced pages. A whole-chunk look by the owner settles what it
- * found (src/verify.c): later looks are exact again.
+ * found (src/mem/verify.c): later looks are exact again.
  */
 unsigned pmd_verify_chunk(struct pmd_worker *w, struct pmd_chunk *c, char *addr,
 			  struct pmd_verify_tally *t);
@@ -395,7 +395,7 @@ unsigned pmd_verify_live(struct pmd_worker *w, struct pmd_chunk *c, char *addr, 
 enum pmd_thp_state pmd_thp_probe(struct pmd_run *run, const struct pmd_chunk *c, uint64_t *pfn);
 
 /*
- * ---- race evidence (src/race.c) ------------------------------------------
+ * ---- race evidence (src/kernel/race.c) ------------------------------------------
  * The fault storm posts one record per round on its contested chunk: who
  * raced, each racer's first store (the only access of its round that can
  * find the PMD none), and how the chunk ended. The engine counts collided
@@ -453,7 +453,7 @@ const struct pmd_inject *pmd_inject_get(const struct pmd_run *run);
 /* Record that the injection happened (address), once. */
 bool pmd_inject_claim(struct pmd_run *run);
 
-/* ---- spin-then-futex gate (see src/gate.c) ------------------------------ */
+/* ---- spin-then-futex gate (see src/run/gate.c) ------------------------------ */
 
 struct pmd_gate {
 	uint32_t arrived;  /* atomic */
@@ -473,7 +473,7 @@ void pmd_gate_init(struct pmd_gate *g, unsigned n, unsigned spin);
 bool pmd_gate_pass(struct pmd_gate *g, void (*serial)(void *), void *arg);
 
 /*
- * ---- the baton: groups of racers take turns (see src/gate.c) ------------
+ * ---- the baton: groups of racers take turns (see src/run/gate.c) ------------
  * One batch of @slots groups races at a time. A group that ends its turn
  * (or leaves for good) calls pass() from its gate's serial step and keeps
  * the value returned; its workers then wait() until that batch's word

@@ -141,7 +141,7 @@ def smaps_shape(smaps):
 
 def while_running(cmd, env, read):
     """read(pid) of a fork loop 0.7 s into its run: of pmdstress's storm process, the
-    child that forks (src/supervise.c)."""
+    child that forks (src/run/supervise.c)."""
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, env=env)
     time.sleep(0.7)
     got = read(storm_of(proc.pid, 0) or proc.pid if cmd[0] == bench.PMD else proc.pid)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # labels: e2e
 # timeout: 200
-"""The seed race and its evidence (src/race.c, stress/fault_seed.c).
+"""The seed race and its evidence (src/kernel/race.c, stress/fault_seed.c).
 
 The fault storm alone, a few seconds: seed rounds make one racer take the
 THP path and another the PTE path on one pmd_none PMD. As root the kernel's

@@ -50,7 +50,7 @@ def state(pid):
 def stop_a_child(pid):
     """Stop the group, keep a child that was in flight stopped, continue the rest;
     a child that left the group (a user's program: stress/exec.c) is stopped alone.
-    pid: the storm process (src/supervise.c), whose group is its own."""
+    pid: the storm process (src/run/supervise.c), whose group is its own."""
     # stopped a few ms in every 30: the run itself must not look stalled
     for _ in range(200):
         os.killpg(pid, signal.SIGSTOP)

@@ -164,7 +164,7 @@ def is_root():
 
 def storm_of(pid, timeout=10.0):
     """The storm process of the pmdstress run pid: its child named pmd/storm
-    (src/supervise.c), or None if none appeared within timeout seconds."""
+    (src/run/supervise.c), or None if none appeared within timeout seconds."""
     end = time.monotonic() + timeout
     while True:
         try:

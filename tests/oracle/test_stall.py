@@ -61,7 +61,7 @@ def stopped_run(at, length):
     t0 = time.monotonic()
     storm = storm_of(p.pid)
     time.sleep(at - (time.monotonic() - t0))
-    # the whole run: the supervisor and its storm (src/supervise.c), which
+    # the whole run: the supervisor and its storm (src/run/supervise.c), which
     # is in a process group of its own; the storm goes on first, so that the
     # supervisor finds its beats, not a silence of seconds
     p.send_signal(signal.SIGSTOP)
@@ -103,7 +103,7 @@ check(r.rc == 0, f"a run left alone is clean (rc {r.rc}; longest stall "
       f"{m.get('longest_stall_s')}s of {m.get('longest_stall_worker')}) {r.err.strip()[-200:]!r}")
 
 # More racing groups than CPUs: groups wait for their batch's turn on the baton
-# (src/gate.c), asleep up to 1 s at a time. That wait is the other batches', not
+# (src/run/gate.c), asleep up to 1 s at a time. That wait is the other batches', not
 # a stall: with the shortest --hang-timeout it was taken for a hang (exit 4).
 ncpu = len(os.sched_getaffinity(0))
 r = run(["--threads", "64", "--duration", "5s", "--hang-timeout", "1s", "--progress", "off",

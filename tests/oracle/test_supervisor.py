@@ -2,14 +2,14 @@
 # labels: e2e
 # timeout: 240
 # serial: one case writes a fake splat into the kernel log, which every reader sees
-"""The supervisor survives the storm (src/supervise.c). The storm is the child
+"""The supervisor survives the storm (src/run/supervise.c). The storm is the child
 process pmd/storm of the pmdstress process: whatever happens to it, pmdstress
 ends within seconds with a verdict and a report.
 
 - SIGSEGV sent to the storm from outside (what a kernel that corrupts its heap
   does to it): exit 1, status crash, the report with what the storm had said.
 - SIGKILL from outside, no OOM killer involved: the same. Either way the
-  storm's tracefs instance (src/race.c), left tracing on, is removed.
+  storm's tracefs instance (src/kernel/race.c), left tracing on, is removed.
 - The storm stopped for good (SIGSTOP): no beat for --hang-timeout is a hang,
   exit 4, its tasks (state T) in the report; it is killed, nothing is left.
 - As root: a kernel line logged after the storm's end (written here while the
@@ -87,7 +87,7 @@ for sig, name in [(signal.SIGSEGV, "SIGSEGV"), (signal.SIGKILL, "SIGKILL")]:
         p.kill()
         p.communicate()
         continue
-    # named by the storm's pid namespace and pid (src/race.c)
+    # named by the storm's pid namespace and pid (src/kernel/race.c)
     inst = (f"/sys/kernel/tracing/instances/pmdstress-{os.stat(f'/proc/{storm}/ns/pid').st_ino}"
             f"-{storm}")
     traced = os.path.isdir(inst)

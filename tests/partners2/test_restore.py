@@ -9,7 +9,7 @@ immediate exit), SIGQUIT and a worker's crash
 pmdstress says so with exit 1). Each path first sees the files
 change while pmdstress runs, so a run that never wrote cannot pass.
 
-The guardian process (src/restore_guard.c) puts the files back whenever
+The guardian process (src/kernel/restore_guard.c) puts the files back whenever
 pmdstress ends without having done so, so "the files read as before" alone
 would pass with the in-process restore broken. On every path above
 pmdstress must say it restored them itself and the guardian must say

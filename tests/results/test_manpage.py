@@ -2,7 +2,7 @@
 # labels: e2e results
 # timeout: 180
 """The man page and the install target. build/pmdstress.1 is written at
-build time from the option tables --help prints (src/manpage.c): man -l
+build time from the option tables --help prints (src/cli/manpage.c): man -l
 renders it without a warning, and every option --help lists (global, common
 and each stressor's) is in the rendered page, with its range, as are every
 stressor, scenario and command. cmake --install into a scratch prefix puts

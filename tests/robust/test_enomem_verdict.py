@@ -141,7 +141,7 @@ def scenario(label, args, preexec=None, after=None):
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                          preexec_fn=preexec)
     time.sleep(1.0)
-    storm = storm_of(p.pid) or p.pid  # the arena is the storm process's (src/supervise.c)
+    storm = storm_of(p.pid) or p.pid  # the arena is the storm process's (src/run/supervise.c)
     # a storm that reset or touched chunk 1 would fill the hole or fault on it
     for _ in range(40):
         if not after or not any(n.startswith(after) for n in threads(storm)):

@@ -274,7 +274,7 @@ if case("RLIMIT_NOFILE sweep", NO_PRLIMIT):
         t0 = time.monotonic()
         p.send_signal(signal.SIGINT)
         out, err = p.communicate(timeout=60)
-        # it ends by the signal, as a program stopped by one does (src/run.c)
+        # it ends by the signal, as a program stopped by one does (src/run/run.c)
         check(p.returncode == -signal.SIGINT and "stopped by Interrupt" in err,
               f"without a signalfd SIGINT ends the run (rc {p.returncode}, "
               f"{time.monotonic() - t0:.2f}s: {err.strip()[-300:]!r})")

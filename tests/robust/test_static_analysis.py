@@ -21,7 +21,8 @@ from pmdtest import BUILD_DIR, SOURCE_DIR, check, done, skip, skip_part  # noqa:
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CANARY = os.path.join(HERE, "static_canary.c")
-SOURCES = sorted(glob.glob(os.path.join(SOURCE_DIR, "src", "*.c")) +
+ROOMS = sorted(glob.glob(os.path.join(SOURCE_DIR, "src", "*", "")))
+SOURCES = sorted(glob.glob(os.path.join(SOURCE_DIR, "src", "*", "*.c")) +
                  glob.glob(os.path.join(SOURCE_DIR, "stress", "*.c")))
 cppcheck = shutil.which("cppcheck")
 tidy = shutil.which("clang-tidy")
@@ -33,13 +34,13 @@ if cppcheck:
     CPP = [cppcheck, "--enable=warning,portability", "--std=c11", "--library=posix",
            "--library=gnu", "--inline-suppr", "--quiet", "-j", str(os.cpu_count() or 2),
            "--error-exitcode=1", "-D_GNU_SOURCE", "-D__x86_64__", "-D__linux__",
-           f"-I{SOURCE_DIR}/include", f"-I{SOURCE_DIR}/src", f"-I{BUILD_DIR}/gen",
+           f"-I{SOURCE_DIR}/include", f"-I{BUILD_DIR}/gen"] + [f"-I{r}" for r in ROOMS] + [
            f"--suppressions-list={SOURCE_DIR}/tools/static-analysis/cppcheck.supp",
            "--template={file}:{line}: {severity}: {message} [{id}]"]
     r = subprocess.run(CPP + [CANARY], capture_output=True, text=True)
     check(r.returncode == 1 and "canary" in r.stderr,
           f"cppcheck reports the canary's bugs ({r.stderr.strip()[:300]!r})")
-    # relative paths: the suppressions name files as src/x.c
+    # relative paths: the suppressions name files as src/room/x.c
     r = subprocess.run(CPP + ["src", "stress"], capture_output=True, text=True, timeout=600,
                        cwd=SOURCE_DIR)
     check(r.returncode == 0 and not r.stderr.strip(),
@@ -66,7 +67,7 @@ with open(db) as f:
 common = hashlib.sha256()
 for path in [os.path.join(SOURCE_DIR, ".clang-tidy")] + sorted(
         glob.glob(os.path.join(SOURCE_DIR, "include", "pmdstress", "*.h")) +
-        glob.glob(os.path.join(SOURCE_DIR, "src", "*.h")) +
+        glob.glob(os.path.join(SOURCE_DIR, "src", "*", "*.h")) +
         glob.glob(os.path.join(SOURCE_DIR, "stress", "*.h")) +
         glob.glob(os.path.join(BUILD_DIR, "gen", "*.h"))):
     with open(path, "rb") as f:

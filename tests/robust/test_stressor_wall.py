@@ -53,10 +53,10 @@ r = compile_with(page, "")
 check(r.returncode == 0, f"stress/page.c compiles as it is\n{r.stderr[-1500:]}")
 r = compile_with(page, '#include "run.h"')
 check(r.returncode != 0 and "run.h" in r.stderr,
-      f"a stressor including src/run.h does not build ({r.returncode}: {r.stderr.strip()[:200]})")
+      f"a stressor including src/run/run.h does not build ({r.returncode}: {r.stderr.strip()[:200]})")
 r = compile_with(page, "#include <pmdstress/stressor.h>")
 check(r.returncode == 0, "the contract's headers are what a stressor includes")
-eng = command("src/race.c")
+eng = command("src/kernel/race.c")
 check(eng is not None and compile_with(eng, '#include "run.h"').returncode == 0,
       "the engine's files see src/")
 done()

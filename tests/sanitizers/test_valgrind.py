@@ -23,7 +23,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 valgrind = shutil.which("valgrind")
 if not valgrind:
     skip("valgrind is not installed (apt-get install valgrind)")
-# The storm is pmdstress exec'ing itself (src/supervise.c): memcheck follows it,
+# The storm is pmdstress exec'ing itself (src/run/supervise.c): memcheck follows it,
 # but not the exec stressor's children, which only exit
 VG = [valgrind, "--tool=memcheck", "--error-exitcode=99", "--leak-check=full",
       "--show-leak-kinds=definite,indirect", "--errors-for-leak-kinds=definite,indirect",
@@ -91,7 +91,7 @@ runs = [
     (["--threads", "4", "--duration", "1s", "--fault-chunks", "9"], 2,
      "a setup that refuses the configuration (exit 2)", False),
 ]
-# A fork child has none of the pool (src/pool.c: MADV_DONTFORK), where the
+# A fork child has none of the pool (src/run/pool.c: MADV_DONTFORK), where the
 # run's state lies, but memcheck takes the pool for mapped in the child too:
 # at the child's exit every heap block only the run's state points to reads
 # as lost, and the child exits with --error-exitcode, which its parent

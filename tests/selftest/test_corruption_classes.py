@@ -54,7 +54,7 @@ for cls in ["LOST_WRITE", "STALE", "FOREIGN", "NONZERO_AFTER_ZAP", "COW_LEAK"]:
             check(int(e["actual"], 16) == 0, "LOST_WRITE reads zero")
 
 # old data anywhere in a page's unwritten slots: the verifier ORs them eight at a
-# time (src/verify.c, tail_or), so one slot before its first step of eight, one
+# time (src/mem/verify.c, tail_or), so one slot before its first step of eight, one
 # inside it and the page's last; in a page the round wrote (reader pages 512) and
 # in one it left zero (reader pages 32, a seed round's window or smaller)
 for slot in [5, 300, 511]:

@@ -161,7 +161,7 @@ def zero_words(seed, nwords=200, spread=5.0):
                          stderr=subprocess.PIPE, text=True)
     base = None
     try:
-        storm = storm_of(p.pid) or p.pid  # the arena is the storm process's (src/supervise.c)
+        storm = storm_of(p.pid) or p.pid  # the arena is the storm process's (src/run/supervise.c)
         for _ in range(50):
             time.sleep(0.1)
             base = arena_base(storm, 64 << 20)

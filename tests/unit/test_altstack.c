@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A thread's alternate signal stack (src/fatal.c): usable, with a guard
+ * A thread's alternate signal stack (src/run/fatal.c): usable, with a guard
  * below it that faults, in the pool (no mapping of its own) where the kernel
  * has guard regions (6.13), and given back so that the pool's next block
  * has no guard left in it.

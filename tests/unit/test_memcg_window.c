@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The seed race's memcg way opens windows with a limit of its own
- * (src/memcg.c); an ENOMEM a worker met while one was open since its last
+ * (src/kernel/memcg.c); an ENOMEM a worker met while one was open since its last
  * beat is the run's own limit, not the machine's ("resources") nor the
  * kernel's error (pmd_memcg_window_since(), pmd_worker_error()). Here the
  * windows are opened and closed by the way's own calls, on a run without a

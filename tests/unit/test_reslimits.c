@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Which limit explains an ENOMEM or EAGAIN (src/reslimits.c), judged on this
+ * Which limit explains an ENOMEM or EAGAIN (src/kernel/reslimits.c), judged on this
  * machine's own numbers: the reading taken now, then the same reading with
  * one limit moved to just above what is in use, as it would be when that
  * limit ran out. Nothing here is made up but the one limit moved.

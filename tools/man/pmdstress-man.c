@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Writes pmdstress(1) on stdout, from the tables --help prints (src/manpage.c). */
+/* Writes pmdstress(1) on stdout, from the tables --help prints (src/cli/manpage.c). */
 #include "manpage.h"
 
 int main(void)

@@ -2,7 +2,7 @@
 /*
  * The restore service's last line: a small process that outlives pmdstress
  * and puts the saved kernel settings back if pmdstress died without doing
- * it (SIGKILL, the OOM killer). Used by src/restore.c only.
+ * it (SIGKILL, the OOM killer). Used by src/kernel/restore.c only.
  */
 #ifndef PMD_RESTORE_GUARD_H
 #define PMD_RESTORE_GUARD_H
@@ -18,7 +18,7 @@
 int pmd_guard_start(int keep_fd);
 /*
  * Before the start: the run is process @pid, of which this one is a part
- * (the storm of src/supervise.c). The guardian names it, and writes to its
+ * (the storm of src/run/supervise.c). The guardian names it, and writes to its
  * stderr: the storm's own may be a pipe that nobody reads once the run's
  * process is gone.
  */
@@ -30,7 +30,7 @@ void pmd_guard_done(void);
 /*
  * The guardian's pid, 0 if none. SIGUSR2 makes it put the settings back at
  * once: the supervisor's word when it leaves a storm stuck in the kernel
- * behind (src/supervise.c), which may hold the other end for good.
+ * behind (src/run/supervise.c), which may hold the other end for good.
  */
 int pmd_guard_pid(void);
 

@@ -23,7 +23,7 @@
  *
  * SIGKILL (the OOM killer, kill -9) gives no way out to restore from: the
  * first save also starts a guardian process that does it then
- * (src/restore_guard.c).
+ * (src/kernel/restore_guard.c).
  */
 #include "restore.h"
 #include "sigsafe.h"

@@ -18,10 +18,10 @@ void pmd_report_text(FILE *out, const struct pmd_run *run);
  * pmd_report_take_stdout() kept aside. Returns 0 or -errno.
  */
 int pmd_report_json(const char *path, const struct pmd_run *run, int argc, char **argv);
-/* KTAP results (src/report_ktap.c): one line per check, kselftest's totals; "-" as above. */
+/* KTAP results (src/report/report_ktap.c): one line per check, kselftest's totals; "-" as above. */
 int pmd_report_ktap(const char *path, const struct pmd_run *run);
 /*
- * --json - or --ktap - (src/report_stdout.c): keep stdout for that report and
+ * --json - or --ktap - (src/report/report_stdout.c): keep stdout for that report and
  * send everything else written there to stderr; then open what was kept.
  */
 int pmd_report_take_stdout(void);

@@ -392,7 +392,7 @@ static bool take_sinst(struct pmd_storm_view *s, struct pmd_sinst *si, const str
 	si->nworkers = from->nworkers;
 	memcpy(si->why, from->why, sizeof(si->why));
 	TERMINATE(si->why);
-	si->skipped = from->skipped ? si->why : NULL; /* src/storm.c sent it as text */
+	si->skipped = from->skipped ? si->why : NULL; /* src/run/storm.c sent it as text */
 	memcpy(si->no_race, from->no_race, sizeof(si->no_race));
 	TERMINATE(si->no_race);
 	return true;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Race evidence (src/race.c): what the fault storm's rounds really raced.
+ * Race evidence (src/kernel/race.c): what the fault storm's rounds really raced.
  * Counted from the records the storm posts (pmd_race_post), and checked
  * against the kernel's own trace events where tracefs can be had (root):
  * kmem:mm_page_alloc/mm_page_free of the racers' threads, in a tracefs
@@ -44,7 +44,7 @@ struct pmd_race_ev {
 	uint64_t ts; /* CLOCK_MONOTONIC ns (trace_clock mono, microsecond text) */
 	int tid;
 	int kind;   /* enum pmd_race_ev_kind; 0: not one of ours */
-	int worker; /* N of a thread named "pmd/fault/N" (src/run.c), else -1 */
+	int worker; /* N of a thread named "pmd/fault/N" (src/run/run.c), else -1 */
 	int tgid;   /* its thread group, where the line shows it (record-tgid), else 0 */
 };
 

@@ -35,7 +35,7 @@ void pmd_sysinfo_read(struct pmd_sysinfo *s);
 void pmd_sysfs_selected(const char *text, char *out, unsigned len);
 /* Read a small sysfs/proc file, trimmed; returns 0 or -errno. */
 int pmd_read_text(const char *path, char *buf, unsigned len);
-/* Probe how this kernel backs a read fault (src/zeropage.c): 1, 0 or -1 as above. */
+/* Probe how this kernel backs a read fault (src/mem/zeropage.c): 1, 0 or -1 as above. */
 int pmd_probe_zero_page_reads(void);
 const char *pmd_sysinfo_thp(const struct pmd_sysinfo *s, const char *key);
 

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* Bench mode's per-round table and its summary (src/bench.c). */
+/* Bench mode's per-round table and its summary (src/tools/bench.c). */
 #ifndef PMD_BENCH_H
 #define PMD_BENCH_H
 

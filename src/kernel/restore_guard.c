@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The settings guardian. src/restore.c puts back what a run changed on
+ * The settings guardian. src/kernel/restore.c puts back what a run changed on
  * every way out the process itself sees: the end of the run, SIGINT and
  * SIGTERM, exit(), a crash. SIGKILL (kill -9, the OOM killer when the
  * arena does not fit a cgroup, a test harness's timeout) gives it none,

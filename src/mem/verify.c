@@ -63,7 +63,7 @@ static void post_bad_page(struct pmd_worker *w, struct pmd_chunk *c, unsigned pa
 /*
  * Reading a page nobody wrote faults it in: a zero-page mapping, a fault per
  * page of a PTE-mapped chunk a seed round left mostly empty; where a read
- * fault allocates (no zero page: src/zeropage.c), a page, charged to the
+ * fault allocates (no zero page: src/mem/zeropage.c), a page, charged to the
  * run's cgroup under --memcg-headroom. A private anonymous page with
  * neither a PTE nor a swap entry reads zero by definition, so a page that must read zero and is not
  * there is left unread; a page that is there is read as always. Sets bit p

@@ -275,7 +275,7 @@ int pmd_fatal_thread_init(void)
 	/*
 	 * Not for fork children: every mapping a fork copies, or even skips,
 	 * costs each fork of the fork and exec stressors a little that the bare
-	 * loop does not pay (bench/run.py forkexec; src/pool.c: since 6.8 a
+	 * loop does not pay (bench/run.py forkexec; src/run/pool.c: since 6.8 a
 	 * MADV_DONTFORK mapping too). The pool gives no child its memory and
 	 * holds the stack without a mapping of its own, where the kernel puts
 	 * the guard in place (6.13); before that, a mapping of the stack's own

@@ -291,7 +291,7 @@ void pmd_worker_error(struct pmd_worker *w, int err, const char *fmt, ...)
 		snprintf(ev.text + n, sizeof(ev.text) - n, ": %s", strerror(err));
 	/*
 	 * A limit ran out, nothing broke: only where one the run can name was
-	 * near (src/reslimits.c). Else the kernel said ENOMEM or EAGAIN with no
+	 * near (src/kernel/reslimits.c). Else the kernel said ENOMEM or EAGAIN with no
 	 * reason the run can see, and that is the kernel's error or ours.
 	 */
 	/*
@@ -420,7 +420,7 @@ static void worker_run(struct pmd_worker *w, bool own_thread)
 	if (rc)
 		pmd_worker_error(w, rc, "binding worker %u to node %d's CPUs (--cpu-nodes)", w->id,
 				 run->numa.where[w->id].bound);
-	/* release: the race trace reads it before the workers go (src/race.c) */
+	/* release: the race trace reads it before the workers go (src/kernel/race.c) */
 	__atomic_store_n(&w->tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	__atomic_store_n(&w->stats->state, PMD_WS_RUNNING, __ATOMIC_RELAXED);
 	while (!__atomic_load_n(&run->go, __ATOMIC_ACQUIRE))
@@ -552,7 +552,7 @@ static unsigned spawn_workers(struct pmd_run *run)
 
 static void block_signals(sigset_t *set)
 {
-	/* all of it: the run keeps a copy, which goes whole to the supervisor (src/storm.c) */
+	/* all of it: the run keeps a copy, which goes whole to the supervisor (src/run/storm.c) */
 	memset(set, 0, sizeof(*set));
 	sigemptyset(set);
 	sigaddset(set, SIGINT);
@@ -926,7 +926,7 @@ static void decide_verdict(struct pmd_run *run)
 			 (unsigned long long)run->ev_count[PMD_EV_CORRUPTION],
 			 run->ev_count[PMD_EV_CORRUPTION] == 1 ? "" : "s");
 	} else if (run->ev_count[PMD_EV_SIGNAL] && run->storm_signal) {
-		/* the storm's own memory or code, hit as a chunk may be (src/supervise.c) */
+		/* the storm's own memory or code, hit as a chunk may be (src/run/supervise.c) */
 		run->exit_code = 1;
 		run->status = "crash";
 		snprintf(run->verdict, sizeof(run->verdict),

@@ -54,7 +54,7 @@ void pmd_signal_again(int first, int sig, int code, pid_t from);
 /*
  * Whether pmd_signal_again() takes @sig (sent with @code) after @first for
  * the same stop. A signal queued with sigqueue(3), SI_QUEUE, is not: it is
- * how the supervisor (src/supervise.c), which the user signals, tells the
+ * how the supervisor (src/run/supervise.c), which the user signals, tells the
  * storm that a second signal came, since its kill(2) would be a repeat.
  */
 bool pmd_signal_repeat(int first, int sig, int code);

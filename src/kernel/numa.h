@@ -99,7 +99,7 @@ uint64_t pmd_numa_cpu_nodes(void);
 /* The nodes this process may allocate on (its cpuset's mems); all if the kernel has no NUMA. */
 uint64_t pmd_numa_mems_allowed(void);
 
-/* The report's "numa" block and its text lines (src/numa.c, for report_*.c). */
+/* The report's "numa" block and its text lines (src/kernel/numa.c, for report_*.c). */
 struct pmd_run;
 struct json_t;
 struct json_t *pmd_numa_json(const struct pmd_run *run);

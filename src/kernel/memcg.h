@@ -37,7 +37,7 @@ struct pmd_memcg {
 	uint32_t win_seq;	/* atomic futex word: odd while a seed round's window is open */
 	uint32_t chargers;	/* atomic: big chargers at work (a fork and its rewrite) */
 	uint64_t win_closed_ns; /* atomic: pmd_coarse_ns() when the last window closed */
-	pthread_t keeper;	/* closes a window open too long (src/memcg.c) */
+	pthread_t keeper;	/* closes a window open too long (src/kernel/memcg.c) */
 	bool keeper_on;
 	uint32_t keeper_stop;	/* atomic */
 	uint64_t seed_tight;	/* atomic: windows opened */

@@ -20,7 +20,7 @@ static int kept_stdout_fd = -1;
 int pmd_report_take_stdout(void)
 {
 	fflush(stdout);
-	/* close-on-exec: the storm process (src/supervise.c) holds no report's stdout */
+	/* close-on-exec: the storm process (src/run/supervise.c) holds no report's stdout */
 	kept_stdout_fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
 	if (kept_stdout_fd < 0)
 		return -errno;

@@ -2,7 +2,7 @@
 /*
  * Fatal signals: a crash (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGSYS)
  * or a terminating signal nobody waits for (SIGQUIT, SIGPIPE, SIGXCPU,
- * SIGXFSZ) first puts the kernel settings back (src/restore.c), then dies
+ * SIGXFSZ) first puts the kernel settings back (src/kernel/restore.c), then dies
  * of the same signal with its default action, so the crash stays visible to
  * the shell, the test and the core dump.
  */
@@ -16,7 +16,7 @@ void pmd_fatal_install(void);
 /*
  * Watch @run's arena (NULL: stop): from now on a SIGSEGV or SIGBUS the
  * kernel raises on a live chunk is reported as an event and ends the run
- * with its report instead of a core dump (src/fatal.c). Only in the calling
+ * with its report instead of a core dump (src/run/fatal.c). Only in the calling
  * process: a fork child of the run dies of the signal, for its parent to
  * report.
  */

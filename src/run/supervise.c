@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The supervisor: a run is two processes. The storm (src/run.c,
+ * The supervisor: a run is two processes. The storm (src/run/run.c,
  * pmd_storm_main) holds the workers, the arena and the stressors, and is
  * what a broken kernel breaks: a task that dies holding a lock leaves the
  * others asleep in the kernel, a corrupted heap kills it with SIGSEGV, and
@@ -8,7 +8,7 @@
  * pgtables_bytes) come after its last look at the log. So the process that
  * reads the kernel log, keeps the verdict and writes the reports is
  * another one, which shares no memory with the storm and learns what it
- * found from checked messages (src/storm.h): beats and events during the
+ * found from checked messages (src/run/storm.h): beats and events during the
  * run, then its results.
  *
  * The supervisor watches the storm. In the main loop the storm beats at
@@ -25,7 +25,7 @@
  * mm's last checks run when it is let go), and the kernel log is read
  * again from the storm's last record: what the teardown printed counts.
  *
- * Signals come here, and the rule of src/sigwatch.h is applied here: the
+ * Signals come here, and the rule of src/run/sigwatch.h is applied here: the
  * first is passed on to the storm, which stops and reports as before; the
  * same again from a process is said once and not passed on (the storm
  * would take our kill(2) for a repeat too); a second is queued to the storm
@@ -81,7 +81,7 @@ struct sup {
 	pid_t pid;
 	int msg_fd, out_fd, err_fd, kmsg_fd, sfd;
 	sigset_t set;
-	struct pmd_storm_view v; /* what the storm said (src/storm.c) */
+	struct pmd_storm_view v; /* what the storm said (src/run/storm.c) */
 	/* the log's records after the last the storm's events cover: struct log_rec, bytes */
 	char *log;
 	size_t log_len, log_cap;
@@ -104,7 +104,7 @@ static struct {
 
 /*
  * The storm is this program again, a fresh image, with "--storm=FD,SEED"
- * before the run's own arguments (src/main.c). Not a forked copy of the
+ * before the run's own arguments (src/cli/main.c). Not a forked copy of the
  * supervisor: what the fork and exec stressors fork must be the process
  * they forked before the split. A forked copy's heap cannot grow in place
  * (its first growth is a mapping of its own) and its mappings carry the
@@ -618,7 +618,7 @@ static void supervise(struct sup *s)
 /*
  * SIGQUIT, SIGPIPE (our output closed), a crash of ours: the storm gets it
  * too, so that its handler puts back what it changed and dies of it
- * (src/fatal.c); its last words are passed on, and we die of it as well.
+ * (src/run/fatal.c); its last words are passed on, and we die of it as well.
  * read, write, kill, waitpid, nanosleep and sigaction only.
  */
 static void on_fatal(int sig)
@@ -834,7 +834,7 @@ int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 	sigaddset(&s.set, SIGCHLD);
 	watch = s.set;
 	sigdelset(&watch, SIGCHLD);
-	sigaddset(&watch, SIGUSR1); /* the signal watcher's own wake-up (src/sigwatch.c) */
+	sigaddset(&watch, SIGUSR1); /* the signal watcher's own wake-up (src/run/sigwatch.c) */
 	sigaddset(&s.set, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &s.set, NULL);
 	s.run = s.v.run = run = calloc(1, sizeof(*run));
@@ -917,7 +917,7 @@ int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv)
 		/* a storm killed mid-round left its trace instance tracing on */
 		pmd_race_trace_remove(s.pid);
 	}
-	/* from here on a signal ends the report, a second one the process (src/sigwatch.c) */
+	/* from here on a signal ends the report, a second one the process (src/run/sigwatch.c) */
 	pmd_sigwatch_start(&run->sigwatch, run, &watch);
 	rc = storm_gone(&s);
 	if (rc) {

@@ -2,7 +2,7 @@
 /*
  * What the storm tells its supervisor. The storm (the workers, the arena,
  * the stressors: everything a broken kernel can corrupt) is a child process;
- * the supervisor (src/supervise.c) reads the kernel log, keeps the verdict
+ * the supervisor (src/run/supervise.c) reads the kernel log, keeps the verdict
  * and writes the reports. They share no memory: the storm writes messages
  * to a pipe, each a header (magic, type, length, checksum) and a payload the
  * supervisor checks before it takes anything from it, so a storm whose heap
@@ -52,7 +52,7 @@ struct pmd_msg_hdr {
 
 struct pmd_beat {
 	uint32_t phase;
-	int32_t guard_pid; /* the settings guardian (src/restore_guard.c), 0 none */
+	int32_t guard_pid; /* the settings guardian (src/kernel/restore_guard.c), 0 none */
 	uint64_t quiet_ns; /* it may be silent this long from now (a solo round) */
 	uint64_t kmsg_seq; /* the last kernel log record its events were forwarded for */
 	uint64_t t0, t_origin;

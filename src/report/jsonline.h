@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The line of a JSON value, by its path, for error messages (src/jsonline.c). */
+/* The line of a JSON value, by its path, for error messages (src/report/jsonline.c). */
 #ifndef PMD_JSONLINE_H
 #define PMD_JSONLINE_H
 

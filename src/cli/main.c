@@ -40,7 +40,7 @@ static int usage_error(const char *msg)
 	return 2;
 }
 
-/* The storm process of a run (src/supervise.c): its end of the pipe, and the seed. */
+/* The storm process of a run (src/run/supervise.c): its end of the pipe, and the seed. */
 struct storm_args {
 	int fd;
 	uint64_t seed;
@@ -56,7 +56,7 @@ static int cmd_run(int argc, char **argv, int full_argc, char **full_argv,
 {
 	/*
 	 * The configuration (16 KiB) comes from the pool, as the run's state
-	 * does (src/run.c): on the stack its pages were copied by every fork of
+	 * does (src/run/run.c): on the stack its pages were copied by every fork of
 	 * the fork and exec stressors. No child reads it. Never given back:
 	 * one configuration per process.
 	 */

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/* The state of one run, owned by src/run.c; engine-internal. */
+/* The state of one run, owned by src/run/run.c; engine-internal. */
 #ifndef PMD_RUN_H
 #define PMD_RUN_H
 
@@ -73,7 +73,7 @@ struct pmd_run {
 	bool abort_claimed;  /* atomic: the first to abort, before its reason is written */
 	char abort_reason[32];
 	struct pmd_monitor mon;
-	/* a fault on a live chunk, filled by the signal handler (src/fatal.c) */
+	/* a fault on a live chunk, filled by the signal handler (src/run/fatal.c) */
 	struct pmd_event fatal_ev;
 	uint32_t fatal_pending; /* atomic: 1 filling, 2 filled, 3 posted */
 	FILE *jsonl; /* --jsonl */
@@ -87,14 +87,14 @@ struct pmd_run {
 	uint64_t ev_count[PMD_EV_KIND_COUNT];
 	uint64_t resource_errors; /* atomic: EAGAIN or ENOMEM errors a near limit explains */
 	uint64_t own_limit_errors; /* atomic: ENOMEM met in the seed way's own memcg window */
-	struct pmd_limits limits; /* which limits are near, for those (src/reslimits.c) */
+	struct pmd_limits limits; /* which limits are near, for those (src/kernel/reslimits.c) */
 	bool internal_claimed;	  /* atomic: first_internal is being written or written */
 	char first_internal[320]; /* the first error no limit explains: the verdict's line */
 	uint64_t class_count[PMD_CLASS_COUNT];
 	uint64_t ev_posted; /* atomic: posted so far (the live line reads it) */
 	struct pmd_event kept[PMD_EVENTS_KEPT];
 	unsigned nkept;
-	bool dumped; /* the first corruption's forensic dump is out (src/forensics.c) */
+	bool dumped; /* the first corruption's forensic dump is out (src/run/forensics.c) */
 	uint64_t dropped;
 
 	/* THP state probing */
@@ -106,9 +106,9 @@ struct pmd_run {
 	uint32_t inject_done; /* atomic */
 
 	struct pmd_sysinfo sys;
-	struct pmd_numa numa; /* topology, placement, where workers ran (src/numa.c) */
-	struct pmd_memcg memcg; /* --memcg-headroom (src/memcg.c) */
-	struct pmd_race race;	/* what the storm's rounds raced (src/race.c) */
+	struct pmd_numa numa; /* topology, placement, where workers ran (src/kernel/numa.c) */
+	struct pmd_memcg memcg; /* --memcg-headroom (src/kernel/memcg.c) */
+	struct pmd_race race;	/* what the storm's rounds raced (src/kernel/race.c) */
 	uint32_t partner_ppm;	/* --partner-cpu: each partner worker's CPU share, ppm; 0: none */
 	struct pmd_vmstat vm_before, vm_after;
 	double thp_share_end; /* AnonHugePages / Rss of the arena at the end, -1 unknown */
@@ -117,7 +117,7 @@ struct pmd_run {
 
 	/* merged results, per stressor instance (bench mode: over the measured rounds) */
 	struct pmd_totals totals[PMD_MAX_STRESSORS];
-	/* bench mode (--rounds): one entry per round, src/bench.c */
+	/* bench mode (--rounds): one entry per round, src/tools/bench.c */
 	struct pmd_round *rounds;
 	unsigned nrounds;
 	unsigned rounds_cap; /* entries the rounds' mapping holds */
@@ -127,7 +127,7 @@ struct pmd_run {
 	const char *status; /* clean, corruption, live_fault, crash, kernel, hang, internal, ... */
 	char verdict[256];
 
-	/* in the storm: its end of the pipe to the supervisor (src/storm.c), -1 none */
+	/* in the storm: its end of the pipe to the supervisor (src/run/storm.c), -1 none */
 	int storm_fd;
 	void *storm_buf;	 /* pmd_storm_reserve(): the results' scratch */
 	size_t storm_buf_len;
@@ -142,7 +142,7 @@ struct pmd_run {
 /*
  * One round of bench mode: what each stressor did in it. A stressor's part
  * lies together, so a round of one stressor writes a page or two of the
- * rounds' mapping (src/bench.c); the rest is never touched, never resident.
+ * rounds' mapping (src/tools/bench.c); the rest is never touched, never resident.
  */
 struct pmd_round_stressor {
 	struct pmd_sinst si; /* name, workers, skipped */
@@ -161,13 +161,13 @@ struct pmd_round {
 };
 
 /*
- * A run: the supervisor (src/supervise.c) forks the storm and reports what
+ * A run: the supervisor (src/run/supervise.c) forks the storm and reports what
  * it learnt from it and from the kernel. Returns the exit status.
  */
 int pmd_run_main(const struct pmd_config *cfg, int argc, char **argv);
 /*
  * The storm, in the child process: arena, workers, rounds, verification;
- * its findings go to @fd (src/storm.c). 0 once the results are sent, or the
+ * its findings go to @fd (src/run/storm.c). 0 once the results are sent, or the
  * exit status of a run that could not start (2, 5, 125; said on stderr).
  */
 int pmd_storm_main(const struct pmd_config *cfg, int fd);
@@ -178,7 +178,7 @@ void pmd_run_abort(struct pmd_run *run, const char *why);
 /* The same, from a signal handler: only async-signal-safe calls. */
 void pmd_run_abort_signal(struct pmd_run *run);
 
-/* Bench mode (src/bench.c): keep a finished round, and fold the measured ones. */
+/* Bench mode (src/tools/bench.c): keep a finished round, and fold the measured ones. */
 void pmd_bench_round_done(struct pmd_run *run, unsigned index, bool warmup);
 void pmd_bench_finish(struct pmd_run *run);
 void pmd_bench_free(struct pmd_run *run);
@@ -188,7 +188,7 @@ void pmd_events_drain(struct pmd_run *run);
 void pmd_events_init(struct pmd_run *run);
 void pmd_events_fini(struct pmd_run *run);
 
-/* THP probing resources (src/thpprobe.c). */
+/* THP probing resources (src/mem/thpprobe.c). */
 void pmd_thp_probe_init(struct pmd_run *run);
 void pmd_thp_probe_fini(struct pmd_run *run);
 const char *pmd_thp_probe_method(const struct pmd_run *run);
