@@ -1248,6 +1248,24 @@ static int fault_setup(struct pmd_sinst *si)
 }
 
 /* The chunks that stayed settled since their last round must still hold it. */
+/*
+ * Test only (--inject segv_final:chunk:page): a page of the chunk the run's
+ * last verify is about to read turns PROT_NONE. That verify runs on the
+ * storm's main thread, which must report the fault and still write the
+ * report, as a worker's fault does.
+ */
+static void inject_final_fault(struct pmd_sinst *si, struct pmd_chunk *c)
+{
+	const struct pmd_inject *inj = pmd_inject_get(si->run);
+	char *addr = (char *)__atomic_load_n(&c->addr, __ATOMIC_ACQUIRE);
+
+	if (inj->kind != PMD_INJECT_SEGV_FINAL || inj->chunk != c->index ||
+	    !pmd_inject_claim(si->run))
+		return;
+	pmd_chunk_log(c, pmd_now_ns(), PMD_OP_INJECT, 0, inj->page);
+	mprotect(addr + ((size_t)inj->page << PMD_PAGE_SHIFT), PMD_PAGE_SIZE, PROT_NONE);
+}
+
 static int fault_verify(struct pmd_sinst *si)
 {
 	struct pmd_arena *a = si->arena;
@@ -1259,6 +1277,7 @@ static int fault_verify(struct pmd_sinst *si)
 		struct pmd_chunk *c = &a->chunks[i];
 
 		if (c->nslots && pmd_chunk_claim(c, PMD_CHUNK_IDLE, PMD_CHUNK_HELD)) {
+			inject_final_fault(si, c);
 			verify_chunk(&si->workers[0], c, false);
 			pmd_chunk_release(c, PMD_CHUNK_IDLE);
 		}

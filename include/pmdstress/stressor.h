@@ -440,6 +440,7 @@ enum pmd_inject_kind {
 	PMD_INJECT_SEGV,    /* one page of a live chunk becomes PROT_NONE under the workers */
 	PMD_INJECT_SIGBUS,  /* ...or a page of a file truncated to nothing (SIGBUS) */
 	PMD_INJECT_ZAP,	    /* after a zap op on a held chunk: what that op must not leave */
+	PMD_INJECT_SEGV_FINAL, /* a page PROT_NONE as the storm's main thread verifies it last */
 };
 
 struct pmd_inject {

@@ -34,6 +34,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #define ALT_STACK_MIN (64u << 10)
@@ -110,6 +111,13 @@ static struct pmd_chunk *live_chunk_at(struct pmd_run *run, uintptr_t addr)
 	return NULL;
 }
 
+static sigjmp_buf *escape; /* atomic: pmd_fatal_escape() */
+
+void pmd_fatal_escape(sigjmp_buf *jb)
+{
+	__atomic_store_n(&escape, jb, __ATOMIC_RELEASE);
+}
+
 /*
  * A fault the kernel raised on a live chunk: fill the run's one fatal
  * event slot (plain stores only: async-signal-safe), end the run, park.
@@ -122,6 +130,7 @@ static void report_live_fault(struct pmd_run *run, struct pmd_chunk *c, int sig,
 	struct pmd_event *ev = &run->fatal_ev;
 	char thread[17] = "";
 	uint32_t idle = 0;
+	sigjmp_buf *jb;
 	sigset_t none;
 
 	/* the first fault fills the slot; the others only say where they faulted */
@@ -148,6 +157,9 @@ static void report_live_fault(struct pmd_run *run, struct pmd_chunk *c, int sig,
 	pmd_sigsafe_put_num(c->index, 10);
 	pmd_sigsafe_put(": reported; the run ends with its report\n");
 	pmd_run_abort_signal(run);
+	jb = __atomic_load_n(&escape, __ATOMIC_ACQUIRE);
+	if (jb && (pid_t)syscall(SYS_gettid) == run->main_tid)
+		siglongjmp(*jb, 1); /* the main thread, in a verify hook: out of it */
 	/* returning would repeat the fault: wait for the main thread's _exit */
 	sigemptyset(&none);
 	for (;;)

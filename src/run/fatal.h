@@ -9,6 +9,8 @@
 #ifndef PMD_FATAL_H
 #define PMD_FATAL_H
 
+#include <setjmp.h>
+
 struct pmd_run;
 
 /* Install the handlers (process-wide) and an alternate stack for the caller. */
@@ -21,6 +23,13 @@ void pmd_fatal_install(void);
  * report.
  */
 void pmd_fatal_watch(struct pmd_run *run);
+/*
+ * Where the storm's main thread goes when it faults on a live chunk itself
+ * (the stressors' last verify hooks run on it): the event is in the run's
+ * slot, and a siglongjmp() to @jb (sigsetjmp with the mask saved) takes it
+ * out of the hook. NULL: none (the main thread then parks, as a worker).
+ */
+void pmd_fatal_escape(sigjmp_buf *jb);
 
 /*
  * Give the calling thread its own alternate signal stack, so the handler

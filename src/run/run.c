@@ -28,6 +28,7 @@
 #include <limits.h>
 #include <linux/futex.h>
 #include <poll.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -187,7 +188,9 @@ void pmd_run_abort_signal(struct pmd_run *run)
 		return;
 	__atomic_store_n(&run->stop, 1, __ATOMIC_RELEASE);
 	syscall(SYS_futex, &run->stop, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
-	syscall(SYS_tgkill, getpid(), run->main_tid, SIGUSR1);
+	/* the main thread itself needs no wake-up (after the run SIGUSR1 would kill it) */
+	if ((pid_t)syscall(SYS_gettid) != run->main_tid)
+		syscall(SYS_tgkill, getpid(), run->main_tid, SIGUSR1);
 }
 
 /* The handler's event, posted from the main thread (posting allocates). */
@@ -358,14 +361,16 @@ int pmd_inject_parse(const char *text, unsigned nchunks, struct pmd_inject *inj,
 		inj->kind = PMD_INJECT_HANG;
 	if (tok && !strcmp(tok, "segv"))
 		inj->kind = PMD_INJECT_SEGV;
+	if (tok && !strcmp(tok, "segv_final"))
+		inj->kind = PMD_INJECT_SEGV_FINAL;
 	if (tok && !strcmp(tok, "sigbus"))
 		inj->kind = PMD_INJECT_SIGBUS;
 	if (tok && !strcmp(tok, "zap"))
 		inj->kind = PMD_INJECT_ZAP;
 	if (inj->kind == PMD_INJECT_NONE) {
 		snprintf(err, errlen, "--inject: invalid value '%s' (expected lost_write, stale, "
-				      "foreign, nonzero_after_zap, cow_leak, hang, segv, sigbus or "
-				      "zap, then :chunk:page:slot:after:pages)", text);
+				      "foreign, nonzero_after_zap, cow_leak, hang, segv, segv_final, "
+				      "sigbus or zap, then :chunk:page:slot:after:pages)", text);
 		return -EINVAL;
 	}
 	while ((tok = strtok_r(NULL, ":", &save)) && n < 5) {
@@ -1071,18 +1076,34 @@ static int call_setups(struct pmd_run *run, unsigned *nset)
 	return 0;
 }
 
+/*
+ * The stressors' last verify hooks run on this thread: a fault the kernel
+ * raises on a live chunk in one of them comes back here (pmd_fatal_escape)
+ * with its event in the slot, the hook's RCU read-side sections left open
+ * are closed, and the next stressor goes on.
+ */
 static void call_verifies_and_teardowns(struct pmd_run *run)
 {
-	unsigned i;
+	static sigjmp_buf jb;
+	volatile unsigned i;
 
 	for (i = 0; i < run->nsinst; i++) {
 		struct pmd_sinst *si = &run->sinst[i];
 
-		if (!si->skipped && si->st->verify)
-			si->st->verify(si);
+		if (!si->skipped && si->st->verify) {
+			if (!sigsetjmp(jb, 1)) {
+				pmd_fatal_escape(&jb);
+				si->st->verify(si);
+			} else {
+				while (rcu_read_ongoing())
+					rcu_read_unlock();
+			}
+			pmd_fatal_escape(NULL);
+		}
 		if ((!si->skipped || run->setup_failed[i]) && si->st->teardown)
 			si->st->teardown(si);
 	}
+	post_fatal_event(run);
 }
 
 static void release_workers(struct pmd_run *run)

@@ -7,7 +7,9 @@ report, not a core dump: exit 1. Both signals come from the kernel itself:
 --inject segv turns a page of a chunk nobody retired PROT_NONE under the
 workers (SIGSEGV, SEGV_ACCERR), --inject sigbus maps a page of a memfd over
 it and truncates the file to nothing (SIGBUS, BUS_ADRERR: the page is past
-the file's end), as if the kernel lost the mapping. Both injections stay
+the file's end), as if the kernel lost the mapping. --inject segv_final
+makes the storm's main thread fault in the run's last verify: reported the
+same way, not a crash of the storm. The injections stay
 hidden from --help, and a chunk or page outside the arena is refused with
 exit 2."""
 import os
@@ -47,6 +49,28 @@ for kind, signame, si_code in (("segv", "SIGSEGV", 2), ("sigbus", "SIGBUS", 2)):
     check(f"{signame} at " in r.err and "on live chunk 2" in r.err,
           f"{kind}: the handler said so on stderr")
     check("to rerun this with the same seed" in r.out, f"{kind}: the text report tells how to rerun it")
+
+# the storm's main thread faults in the run's last verify (fault's verify hook runs on it):
+# the same event and report, where it used to wake itself with SIGUSR1 and die of it
+# ("the storm process died of signal 10", a crash). The chunk must still hold a round's
+# stamps at the end to be verified: a run where it did not injects nothing, and another runs.
+for attempt in range(4):
+    r = run(["--stressors", "fault", "--threads", "4", "--duration", "2s", "--size", "16M",
+             "--inject", f"segv_final:{CHUNK}:{PAGE}", "--progress", "off"], timeout=60)
+    if r.doc and r.doc.get("injected") is False and r.rc == 0:
+        continue
+    break
+d = r.doc
+check(r.rc == 1 and d is not None and d.get("injected") is True and
+      d["verdict"]["status"] == "live_fault",
+      f"segv_final: exit 1, fault on a live chunk ({r.rc}, {d and d['verdict']})\n{r.show()}")
+ev = [e for e in (d or {"events": {"kept": []}})["events"]["kept"] if e["kind"] == "signal"]
+check(len(ev) == 1 and ev[0]["chunk"] == CHUNK and ev[0]["page"] == PAGE and
+      "in pmd/storm" in ev[0]["text"] and "chunk state held" in ev[0]["text"],
+      f"segv_final: one signal event at chunk {CHUNK} page {PAGE}, in the storm's main thread "
+      f"({[e['text'] for e in ev]})")
+check("died of signal" not in r.out + r.err and "core dumped" not in r.err,
+      "segv_final: no crash of the storm")
 
 # hidden from --help, checked when given: 16M is 8 chunks of 512 pages
 r = run(["--help"], json_report=False)
