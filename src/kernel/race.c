@@ -19,6 +19,7 @@
  * measures the inference.
  */
 #include "race.h"
+#include "sysinfo.h"
 
 #include "run.h"
 
@@ -662,8 +663,7 @@ void pmd_race_trace_start(struct pmd_run *run)
 		snprintf(r->trace_why, sizeof(r->trace_why), "no 'mono' trace clock");
 		goto fail;
 	}
-	/* the init pid namespace's /proc/self/ns/pid inode (PROC_PID_INIT_INO); 0: unknown */
-	tr->by_name = pid_ns() && pid_ns() != 0xeffffffcul;
+	tr->by_name = pmd_in_child_pidns();
 	if (!racer_tids(run, tr, who, sizeof(who), pids, sizeof(pids))) {
 		snprintf(r->trace_why, sizeof(r->trace_why), "no fault worker to trace");
 		goto fail;

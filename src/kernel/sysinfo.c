@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define THP_DIR "/sys/kernel/mm/transparent_hugepage"
@@ -154,4 +155,12 @@ const char *pmd_sysinfo_thp(const struct pmd_sysinfo *s, const char *key)
 		if (!strcmp(s->thp[i].key, key))
 			return s->thp[i].value;
 	return "";
+}
+
+bool pmd_in_child_pidns(void)
+{
+	struct stat st;
+
+	/* the init pid namespace's inode is PROC_PID_INIT_INO */
+	return !stat("/proc/self/ns/pid", &st) && st.st_ino != 0xeffffffcul;
 }

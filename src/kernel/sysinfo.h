@@ -38,5 +38,11 @@ int pmd_read_text(const char *path, char *buf, unsigned len);
 /* Probe how this kernel backs a read fault (src/mem/zeropage.c): 1, 0 or -1 as above. */
 int pmd_probe_zero_page_reads(void);
 const char *pmd_sysinfo_thp(const struct pmd_sysinfo *s, const char *key);
+/*
+ * Whether this process is in a pid namespace of its own (a container,
+ * tools/fresh-debian's chroot): then the pids the kernel prints and traces
+ * are the host's, not ours. False where /proc/self/ns/pid cannot be read.
+ */
+bool pmd_in_child_pidns(void);
 
 #endif

@@ -287,7 +287,14 @@ static void read_kmsg(struct sup *s)
 {
 	char buf[8192], copy[8192], who[48];
 
-	snprintf(who, sizeof(who), "Killed process %d ", (int)s->pid);
+	/*
+	 * In a pid namespace of its own the kernel's line names the storm by
+	 * the host's pid: then by its name, "Killed process N (pmd/storm)".
+	 */
+	if (pmd_in_child_pidns())
+		snprintf(who, sizeof(who), " (pmd/storm) ");
+	else
+		snprintf(who, sizeof(who), "Killed process %d ", (int)s->pid);
 	while (s->kmsg_fd >= 0) {
 		struct pmd_kmsg_record r;
 		ssize_t n = read(s->kmsg_fd, buf, sizeof(buf) - 1);
@@ -302,7 +309,7 @@ static void read_kmsg(struct sup *s)
 			continue;
 		if (pmd_kmsg_match(r.text) && !s->splat_ns)
 			s->splat_ns = pmd_now_ns();
-		if (s->pid > 0 && strstr(r.text, who))
+		if (s->pid > 0 && strstr(r.text, "Killed process ") && strstr(r.text, who))
 			snprintf(s->oom, sizeof(s->oom), "%s", r.text);
 		if (r.seq > s->v.kmsg_seq)
 			log_keep(s, r.seq, buf, (size_t)n);
