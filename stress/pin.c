@@ -164,7 +164,15 @@ static void pin_error(struct pmd_worker *w, int err, const char *call, unsigned 
 	pmd_count(w, m, 1);
 	switch (err) {
 	case EFAULT:
-		expected = pmd_inject_get(w->si->run)->kind != PMD_INJECT_NONE;
+		/*
+		 * process_vm_* and vmsplice say EFAULT for any page they could not
+		 * pin, an ENOMEM inside GUP too: the seed race's memcg window (a
+		 * 6.1 guest's process_vm_readv, its fault in that window's OOM) or
+		 * a hole explains it as it would the ENOMEM.
+		 */
+		expected = pmd_inject_get(w->si->run)->kind != PMD_INJECT_NONE ||
+			   __atomic_load_n(&w->si->arena->holes, __ATOMIC_ACQUIRE) ||
+			   pmd_enomem_own(w, ENOMEM);
 		break;
 	case ENOMEM:
 		expected = __atomic_load_n(&w->si->arena->holes, __ATOMIC_ACQUIRE) ||
