@@ -1249,32 +1249,40 @@ static int fault_setup(struct pmd_sinst *si)
 
 /* The chunks that stayed settled since their last round must still hold it. */
 /*
- * Test only (--inject segv_final:chunk:page): a page of the chunk the run's
- * last verify is about to read turns PROT_NONE. That verify runs on the
- * storm's main thread, which must report the fault and still write the
- * report, as a worker's fault does.
+ * Test only (--inject segv_final:chunk:page): in the first chunk the run's
+ * last verify reads, from chunk on round the arena, the first page from
+ * page on that the round wrote (one it did not may be judged without a
+ * load; which hold what at the end is timing) turns PROT_NONE. That verify
+ * runs on the storm's main thread, which must report the fault and still
+ * write the report, as a worker's fault does.
  */
 static void inject_final_fault(struct pmd_sinst *si, struct pmd_chunk *c)
 {
 	const struct pmd_inject *inj = pmd_inject_get(si->run);
 	char *addr = (char *)__atomic_load_n(&c->addr, __ATOMIC_ACQUIRE);
+	unsigned k, page = PMD_CHUNK_PAGES;
 
-	if (inj->kind != PMD_INJECT_SEGV_FINAL || inj->chunk != c->index ||
-	    !pmd_inject_claim(si->run))
+	if (inj->kind != PMD_INJECT_SEGV_FINAL)
 		return;
-	pmd_chunk_log(c, pmd_now_ns(), PMD_OP_INJECT, 0, inj->page);
-	mprotect(addr + ((size_t)inj->page << PMD_PAGE_SHIFT), PMD_PAGE_SIZE, PROT_NONE);
+	for (k = 0; k < PMD_CHUNK_PAGES && page == PMD_CHUNK_PAGES; k++)
+		if (!pmd_mask_test(c->zero_pages, (inj->page + k) % PMD_CHUNK_PAGES))
+			page = (inj->page + k) % PMD_CHUNK_PAGES;
+	if (page == PMD_CHUNK_PAGES || !pmd_inject_claim(si->run))
+		return;
+	pmd_chunk_log(c, pmd_now_ns(), PMD_OP_INJECT, 0, page);
+	mprotect(addr + ((size_t)page << PMD_PAGE_SHIFT), PMD_PAGE_SIZE, PROT_NONE);
 }
 
 static int fault_verify(struct pmd_sinst *si)
 {
 	struct pmd_arena *a = si->arena;
-	unsigned i;
+	const struct pmd_inject *inj = pmd_inject_get(si->run);
+	unsigned start = inj->kind == PMD_INJECT_SEGV_FINAL ? inj->chunk : 0, j;
 
 	if (!si->cfg->verify || !si->nworkers)
 		return 0;
-	for (i = 0; i < a->nchunks; i++) {
-		struct pmd_chunk *c = &a->chunks[i];
+	for (j = 0; j < a->nchunks; j++) {
+		struct pmd_chunk *c = &a->chunks[(start + j) % a->nchunks];
 
 		if (c->nslots && pmd_chunk_claim(c, PMD_CHUNK_IDLE, PMD_CHUNK_HELD)) {
 			inject_final_fault(si, c);
