@@ -96,12 +96,6 @@ static const char *field(const char *line, const char *name)
 	return p ? p + strlen(name) : NULL;
 }
 
-/*
- * "  pmd/fault/0-1234   [001] .....   157.167049: mm_page_alloc: page=...
- * pfn=0x... order=9 migratetype=1 gfp_flags=GFP_TRANSHUGE..." (task name,
- * thread id, CPU, flags, seconds.microseconds, event, fields); with the
- * record-tgid option "pmd/fault/0-1234 (   1200) [001] ..." (thread group).
- */
 /* N of the task name "pmd/fault/N" that ends at @end (the '-' before the tid), else -1. */
 static int fault_worker(const char *line, const char *end)
 {
@@ -124,6 +118,12 @@ static int fault_worker(const char *line, const char *end)
 /* What the storm writes to its instance's trace_marker (by_name: see race_tracer) */
 #define SELF_MARK "pmdstress-storm"
 
+/*
+ * "  pmd/fault/0-1234   [001] .....   157.167049: mm_page_alloc: page=...
+ * pfn=0x... order=9 migratetype=1 gfp_flags=GFP_TRANSHUGE..." (task name,
+ * thread id, CPU, flags, seconds.microseconds, event, fields); with the
+ * record-tgid option "pmd/fault/0-1234 (   1200) [001] ..." (thread group).
+ */
 bool pmd_race_parse_line(const char *line, struct pmd_race_ev *ev)
 {
 	const char *br = strstr(line, "] "), *q, *o, *mt;
