@@ -466,21 +466,13 @@ static void tracer_free(struct race_tracer *tr)
 }
 
 /*
- * This process's pid namespace (the inode of /proc/self/ns/pid), part of
- * an instance's name: a run in a container or a chroot with a pid
- * namespace of its own shares tracefs with the host, and a pid means
- * nothing outside its namespace. 0 where it cannot be read.
+ * Instances are named by pid namespace and pid: a run in a container or a
+ * chroot with a pid namespace of its own shares tracefs with the host, and
+ * a pid means nothing outside its namespace.
  */
-static unsigned long pid_ns(void)
-{
-	struct stat st;
-
-	return stat("/proc/self/ns/pid", &st) ? 0 : (unsigned long)st.st_ino;
-}
-
 static void instance_path(char *path, size_t len, int pid)
 {
-	snprintf(path, len, TRACEFS "/instances/pmdstress-%lu-%d", pid_ns(), pid);
+	snprintf(path, len, TRACEFS "/instances/pmdstress-%lu-%d", pmd_pid_ns(), pid);
 }
 
 /* What a process of @pid left when it died: its instance, then its kprobe events. */
@@ -508,7 +500,7 @@ static void remove_left(int pid)
 static void remove_stale(void)
 {
 	DIR *d = opendir(TRACEFS "/instances");
-	unsigned long ns = pid_ns();
+	unsigned long ns = pmd_pid_ns();
 	struct dirent *e;
 
 	if (!d)
@@ -759,7 +751,8 @@ static void take_line(struct race_tracer *tr, const char *line, uint64_t now)
 		return;
 	}
 	if (tr->by_name) {
-		if (!tr->host_tgid || ev.tgid != tr->host_tgid || ev.worker < 0 || (unsigned)ev.worker >= tr->nfault)
+		if (!tr->host_tgid || ev.tgid != tr->host_tgid || ev.worker < 0 ||
+		    (unsigned)ev.worker >= tr->nfault)
 			return;
 		if (!tr->host_tid[ev.worker])
 			tr->host_tid[ev.worker] = ev.tid;

@@ -157,10 +157,17 @@ const char *pmd_sysinfo_thp(const struct pmd_sysinfo *s, const char *key)
 	return "";
 }
 
-bool pmd_in_child_pidns(void)
+unsigned long pmd_pid_ns(void)
 {
 	struct stat st;
 
+	return stat("/proc/self/ns/pid", &st) ? 0 : (unsigned long)st.st_ino;
+}
+
+bool pmd_in_child_pidns(void)
+{
+	unsigned long ns = pmd_pid_ns();
+
 	/* the init pid namespace's inode is PROC_PID_INIT_INO */
-	return !stat("/proc/self/ns/pid", &st) && st.st_ino != 0xeffffffcul;
+	return ns && ns != 0xeffffffcul;
 }

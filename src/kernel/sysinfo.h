@@ -38,6 +38,8 @@ int pmd_read_text(const char *path, char *buf, unsigned len);
 /* Probe how this kernel backs a read fault (src/mem/zeropage.c): 1, 0 or -1 as above. */
 int pmd_probe_zero_page_reads(void);
 const char *pmd_sysinfo_thp(const struct pmd_sysinfo *s, const char *key);
+/* This process's pid namespace: the inode of /proc/self/ns/pid, 0 where unreadable. */
+unsigned long pmd_pid_ns(void);
 /*
  * Whether this process is in a pid namespace of its own (a container,
  * tools/fresh-debian's chroot): then the pids the kernel prints and traces

@@ -141,9 +141,7 @@ void pmd_chunk_exit(struct pmd_chunk *c)
 
 char *pmd_chunk_held_addr(const struct pmd_chunk *c)
 {
-	if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) & PMD_CHUNK_RETIRED)
-		return NULL;
-	return (char *)__atomic_load_n(&c->addr, __ATOMIC_ACQUIRE);
+	return pmd_chunk_retired(c) ? NULL : (char *)__atomic_load_n(&c->addr, __ATOMIC_ACQUIRE);
 }
 
 void pmd_chunk_retire(struct pmd_chunk *c)
